@@ -1,0 +1,2 @@
+// The public surface of @kwire/consumer.
+export {};
