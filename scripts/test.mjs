@@ -1,0 +1,208 @@
+// The test command (`npm test`, and therefore CI's .ci/run):
+//   1. installs the workspace (pnpm through npx) and builds it (tsc -b);
+//   2. runs every package's unit suite under this Node (>= 20) and again under Node 24 (the current
+//      LTS, fetched from the npm registry as the `node` package);
+//   3. resolves Kafka from Maven Central, starts one broker for the run (unless KWIRE_BOOTSTRAP
+//      names an existing one) and runs every integration suite against it; tests that need
+//      something else (three nodes, SASL, TLS) start their own;
+//   4. checks that no JVM started by the run is still alive;
+//   5. ends with one line: "N passed, N failed".
+//
+// Options: --package NAME (one package), --unit (unit suites only), --integration (integration
+// only), --no-node24, --skip-install (build only). Suites live in packages/*/test/{unit,integration}
+// and run from their compiled form in dist/test.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { build, install, root } from './bootstrap.mjs';
+
+const NODE_LTS = 'node@24.21.0';
+const UNIT_TIMEOUT_MS = 10 * 60_000;
+const INTEGRATION_TIMEOUT_MS = 50 * 60_000;
+
+const { values: opts } = parseArgs({
+  options: {
+    package: { type: 'string', multiple: true },
+    unit: { type: 'boolean' },
+    integration: { type: 'boolean' },
+    'no-node24': { type: 'boolean' },
+    'skip-install': { type: 'boolean' },
+  },
+});
+const wantUnit = opts.unit || !opts.integration;
+const wantIntegration = opts.integration || !opts.unit;
+
+/** @type {{ name: string, passed: number, failed: number, skipped: number, note?: string }[]} */
+const results = [];
+let interrupted = false;
+let current;
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    // The children got the terminal's SIGINT too; make sure of it, then let the launcher's own
+    // handlers (installed once a broker starts here) and the exit below stop what we started.
+    interrupted = true;
+    current?.kill('SIGTERM');
+    process.stdout.write(`\n${signal}: stopping\n`);
+  });
+}
+
+function packagesWith(kind) {
+  const dirs = readdirSync(join(root, 'packages')).sort();
+  return dirs
+    .filter((p) => !opts.package || opts.package.includes(p))
+    .map((p) => ({ pkg: p, dir: join('packages', p, 'dist', 'test', kind) }))
+    .filter(({ dir }) => existsSync(join(root, dir)) && readdirSync(join(root, dir)).some((f) => f.endsWith('.test.js')));
+}
+
+const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+/** Runs one uvu suite in a child process, echoing its output; parses uvu's totals. */
+function runSuite(name, nodeBin, dir, env, timeoutMs) {
+  return new Promise((resolve) => {
+    process.stdout.write(`\n== ${name}\n`);
+    const started = Date.now();
+    const child = spawn(nodeBin, [join(root, 'node_modules/uvu/bin.js'), dir, '\\.test\\.js$'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    current = child;
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+      process.stdout.write(c);
+    });
+    child.stderr.on('data', (c) => {
+      out += c;
+      process.stderr.write(c);
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      current = undefined;
+      const text = stripAnsi(out);
+      const num = (label) => {
+        const all = [...text.matchAll(new RegExp(`^\\s*${label}:\\s*(\\d+)`, 'gm'))];
+        return all.length ? Number(all.at(-1)[1]) : undefined;
+      };
+      const total = num('Total');
+      const passed = num('Passed');
+      const skipped = num('Skipped') ?? 0;
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      let result;
+      if (total === undefined || passed === undefined) {
+        // uvu never printed its totals: the suite crashed, hung or was killed. One failure.
+        const why = timedOut ? `timed out after ${timeoutMs / 60_000} min` : `ended with ${signal ?? `exit code ${code}`} before reporting`;
+        result = { name, passed: passed ?? 0, failed: 1, skipped, note: why };
+      } else {
+        const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
+        result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined };
+      }
+      process.stdout.write(`== ${name}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped in ${seconds} s${result.note ? ` (${result.note})` : ''}\n`);
+      results.push(result);
+      resolve(result);
+    });
+  });
+}
+
+function node24() {
+  process.stdout.write(`\n== fetching ${NODE_LTS} from the npm registry\n`);
+  const r = spawnSync('npx', ['-y', '-p', NODE_LTS, 'node', '-p', 'process.execPath'], { cwd: root, encoding: 'utf8' });
+  const bin = r.status === 0 ? r.stdout.trim().split('\n').at(-1) : undefined;
+  if (!bin || !existsSync(bin)) {
+    process.stderr.write(r.stderr ?? '');
+    return undefined;
+  }
+  return bin;
+}
+
+async function main() {
+  if (!opts['skip-install']) install();
+  build();
+
+  if (wantUnit) {
+    const suites = packagesWith('unit');
+    for (const { pkg, dir } of suites) {
+      if (interrupted) break;
+      await runSuite(`${pkg} unit (node ${process.versions.node})`, process.execPath, dir, {}, UNIT_TIMEOUT_MS);
+    }
+    if (!opts['no-node24'] && suites.length && !interrupted) {
+      const bin = node24();
+      if (!bin) {
+        results.push({ name: `unit suites under ${NODE_LTS}`, passed: 0, failed: 1, skipped: 0, note: 'could not install Node 24 from the npm registry' });
+      } else {
+        for (const { pkg, dir } of suites) {
+          if (interrupted) break;
+          await runSuite(`${pkg} unit (node ${NODE_LTS.slice(5)})`, bin, dir, {}, UNIT_TIMEOUT_MS);
+        }
+      }
+    }
+  }
+
+  const { ensureKafka, startKafka, strayJvms } = await import('../packages/broker/dist/src/index.js');
+  if (wantIntegration && !interrupted) {
+    const suites = packagesWith('integration');
+    if (suites.length) {
+      const log = (line) => process.stdout.write(`[broker] ${line}\n`);
+      let cluster;
+      const env = {};
+      try {
+        await ensureKafka(undefined, { log });
+        if (process.env.KWIRE_BOOTSTRAP) {
+          log(`using the existing broker at ${process.env.KWIRE_BOOTSTRAP}`);
+        } else {
+          cluster = await startKafka({ log });
+          env.KWIRE_BOOTSTRAP = cluster.bootstrap;
+        }
+      } catch (err) {
+        results.push({ name: 'integration broker', passed: 0, failed: 1, skipped: 0, note: err.message.split('\n')[0] });
+        process.stderr.write(`${err.stack ?? err}\n`);
+      }
+      if (env.KWIRE_BOOTSTRAP || process.env.KWIRE_BOOTSTRAP) {
+        for (const { pkg, dir } of suites) {
+          if (interrupted) break;
+          await runSuite(`${pkg} integration`, process.execPath, dir, env, INTEGRATION_TIMEOUT_MS);
+        }
+      }
+      await cluster?.stop();
+    }
+  }
+
+  // Every JVM the run started, in this process or a suite's, must be gone by now.
+  await new Promise((r) => setTimeout(r, 500));
+  const strays = strayJvms();
+  if (strays.length) {
+    for (const s of strays) {
+      process.stderr.write(`stray JVM still running: pid ${s.pid} (${s.label}, started by pid ${s.owner}); killing it\n`);
+      try {
+        process.kill(s.pid, 'SIGKILL');
+      } catch {}
+    }
+    results.push({ name: 'no JVM left running', passed: 0, failed: strays.length, skipped: 0 });
+  } else if (wantIntegration) {
+    results.push({ name: 'no JVM left running', passed: 1, failed: 0, skipped: 0 });
+  }
+}
+
+let crashed;
+try {
+  await main();
+} catch (err) {
+  crashed = err;
+  process.stderr.write(`\n${err.stack ?? err}\n`);
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0) + (crashed || interrupted ? 1 : 0);
+process.stdout.write('\n');
+for (const r of results) {
+  process.stdout.write(`  ${r.failed ? 'FAIL' : 'ok  '}  ${r.name}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''}${r.note ? ` (${r.note})` : ''}\n`);
+}
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exitCode = failed || !passed ? 1 : 0;
