@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { BrokerError } from './errors.js';
 import { cacheDir, pomFile, watchdogSource } from './paths.js';
@@ -80,29 +80,38 @@ export async function ensureKafka(versionText: string = defaultKafkaVersion(), o
   };
 }
 
-/** Compiles KwireWatchdog.java once per source revision (javac, a second at most). */
 async function ensureWatchdog(options: EnsureOptions): Promise<string> {
-  const source = await readFile(watchdogSource);
-  const hash = createHash('sha256').update(source).digest('hex').slice(0, 16);
-  const dir = join(cacheDir(), 'watchdog', hash);
-  if (existsSync(join(dir, 'KwireWatchdog.class'))) return dir;
+  return compileJava(watchdogSource, options);
+}
+
+/**
+ * Compiles one self-contained Java source file (against Kafka's jars when `classpath` is given)
+ * into <cache>/java/<name>-<hash of source>, once per source revision; returns the folder, for a
+ * classpath. javac takes about a second.
+ */
+export async function compileJava(sourceFile: string, options: EnsureOptions & { classpath?: string } = {}): Promise<string> {
+  const source = await readFile(sourceFile);
+  const hash = createHash('sha256').update(source).update(options.classpath ?? '').digest('hex').slice(0, 16);
+  const name = basename(sourceFile, '.java');
+  const dir = join(cacheDir(), 'java', `${name}-${hash}`);
+  if (existsSync(join(dir, `${name}.class`))) return dir;
   const staging = `${dir}.partial-${process.pid}`;
   await mkdir(staging, { recursive: true });
   try {
-    await run('javac', ['--release', '17', '-d', staging, watchdogSource]);
+    await run('javac', ['--release', '17', '-d', staging, ...(options.classpath ? ['-cp', options.classpath] : []), sourceFile]);
   } catch (err) {
     const e = err as { stderr?: string; code?: unknown };
-    throw new BrokerError(
-      e.code === 'ENOENT' ? 'javac is not on the PATH: the launcher needs a JDK 17' : 'javac failed on KwireWatchdog.java',
-      { cause: err, logTail: e.stderr },
-    );
+    throw new BrokerError(e.code === 'ENOENT' ? 'javac is not on the PATH: the launcher needs a JDK 17' : `javac failed on ${sourceFile}`, {
+      cause: err,
+      logTail: e.stderr,
+    });
   }
   await rm(dir, { recursive: true, force: true });
   await rename(staging, dir).catch(async (err: NodeJS.ErrnoException) => {
     // Another process won the race and the folder exists: use theirs.
-    if (!existsSync(join(dir, 'KwireWatchdog.class'))) throw err;
+    if (!existsSync(join(dir, `${name}.class`))) throw err;
     await rm(staging, { recursive: true, force: true });
   });
-  options.log?.('compiled the JVM watchdog');
+  options.log?.(`compiled ${name}.java`);
   return dir;
 }

@@ -1,5 +1,5 @@
 export { NEWEST_KAFKA_VERSION, defaultKafkaVersion, parseKafkaVersion, atLeast, type KafkaVersion } from './version.js';
-export { ensureKafka, type KafkaDistribution, type EnsureOptions } from './distribution.js';
+export { ensureKafka, compileJava, type KafkaDistribution, type EnsureOptions } from './distribution.js';
 export {
   startKafka,
   tailFile,

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import type { KafkaDistribution } from './distribution.js';
 import { cacheDir } from './paths.js';
 
@@ -29,6 +29,8 @@ export interface JavaOptions {
   logFile?: string;
   /** A label for pid files and errors, e.g. "broker node 1". */
   label: string;
+  /** Folders or jars put before Kafka's jars on the classpath (e.g. a compiled helper). */
+  extraClasspath?: readonly string[];
 }
 
 export interface JavaExit {
@@ -77,7 +79,7 @@ export function spawnJava(dist: KafkaDistribution, options: JavaOptions): JavaPr
     ...G1_FLAGS,
     `-Dkwire.parent.pid=${process.pid}`,
     ...(options.jvmArgs ?? []),
-    '-cp', dist.classpath,
+    '-cp', [...(options.extraClasspath ?? []), dist.classpath].join(delimiter),
     'KwireWatchdog', options.mainClass,
     ...options.args,
   ];

@@ -25,6 +25,8 @@ export interface ToolOptions {
   input?: string | Buffer;
   heapMb?: number;
   label?: string;
+  /** Folders or jars put before Kafka's jars on the classpath. */
+  extraClasspath?: readonly string[];
 }
 
 export interface ToolResult {
@@ -43,6 +45,7 @@ export async function runTool(dist: KafkaDistribution, mainClass: string, args: 
     args,
     heapMb: options.heapMb ?? 512,
     jvmArgs: [toolLogFlag(dist)],
+    extraClasspath: options.extraClasspath,
   });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
