@@ -1,0 +1,49 @@
+// What kwire implements: the consumer's APIs, the admin/produce APIs tests and tools use, and the
+// consumer's embedded protocol. Ranges start at each API's flexible floor (older versions are out
+// of scope) and end at the newest version of the schemas we generate from. Where the list
+// and the 4.4.0 schemas differ, the schemas win: ApiVersions goes to v5 (KIP-1242).
+
+export interface ApiScope {
+  /** The schema base name: <name>Request.json and <name>Response.json. */
+  readonly name: string;
+  readonly min: number;
+  readonly max: number;
+  /** File name under src/messages. */
+  readonly file: string;
+}
+
+export const API_SCOPE: readonly ApiScope[] = [
+  // v0-2 are not flexible, but every client starts with them: a broker answers an ApiVersions of
+  // a version it does not know in the v0 format.
+  { name: 'ApiVersions', min: 0, max: 5, file: 'api-versions' },
+  { name: 'Metadata', min: 9, max: 13, file: 'metadata' },
+  { name: 'FindCoordinator', min: 3, max: 6, file: 'find-coordinator' },
+  { name: 'JoinGroup', min: 6, max: 9, file: 'join-group' },
+  { name: 'SyncGroup', min: 4, max: 5, file: 'sync-group' },
+  { name: 'Heartbeat', min: 4, max: 4, file: 'heartbeat' },
+  { name: 'LeaveGroup', min: 4, max: 5, file: 'leave-group' },
+  { name: 'OffsetCommit', min: 8, max: 10, file: 'offset-commit' },
+  { name: 'OffsetFetch', min: 8, max: 10, file: 'offset-fetch' },
+  { name: 'ListOffsets', min: 6, max: 11, file: 'list-offsets' },
+  { name: 'Fetch', min: 12, max: 18, file: 'fetch' },
+  { name: 'ConsumerGroupHeartbeat', min: 0, max: 1, file: 'consumer-group-heartbeat' },
+  // Never flexible: v1 is the one that lets SaslAuthenticate carry the tokens.
+  { name: 'SaslHandshake', min: 1, max: 1, file: 'sasl-handshake' },
+  { name: 'SaslAuthenticate', min: 2, max: 2, file: 'sasl-authenticate' },
+  { name: 'Produce', min: 9, max: 13, file: 'produce' },
+  { name: 'CreateTopics', min: 5, max: 7, file: 'create-topics' },
+  { name: 'CreatePartitions', min: 2, max: 3, file: 'create-partitions' },
+  { name: 'DeleteTopics', min: 4, max: 6, file: 'delete-topics' },
+];
+
+export interface DataScope {
+  readonly name: string;
+  readonly min: number;
+  readonly max: number;
+  readonly file: string;
+}
+
+export const DATA_SCOPE: readonly DataScope[] = [
+  { name: 'ConsumerProtocolSubscription', min: 0, max: 3, file: 'consumer-protocol-subscription' },
+  { name: 'ConsumerProtocolAssignment', min: 0, max: 3, file: 'consumer-protocol-assignment' },
+];
