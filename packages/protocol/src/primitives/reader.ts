@@ -110,12 +110,20 @@ export class Reader {
     return this.readInt32() >>> 0;
   }
 
-  /** Exact over the whole int64 range. */
+  /**
+   * Exact over the whole int64 range. Built from two int32 halves, with a single BigInt(number)
+   * when the value is a safe integer (every realistic offset and timestamp): 1.2-1.4x faster than
+   * Buffer.readBigInt64BE here (packages/bench/src/micro/int64-choice.ts).
+   */
   readInt64(): bigint {
     this.need(8);
-    const v = this.buf.readBigInt64BE(this.offset);
-    this.offset += 8;
-    return v;
+    const b = this.buf;
+    const o = this.offset;
+    this.offset = o + 8;
+    const hi = (b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!;
+    const lo = ((b[o + 4]! << 24) | (b[o + 5]! << 16) | (b[o + 6]! << 8) | b[o + 7]!) >>> 0;
+    if (hi >= -0x200000 && hi < 0x200000) return BigInt(hi * 4294967296 + lo);
+    return (BigInt(hi) << 32n) | BigInt(lo);
   }
 
   readFloat64(): number {
