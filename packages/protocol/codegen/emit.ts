@@ -330,8 +330,10 @@ function emitDecoder(ctx: MessageContext, s: StructModel): string[] {
     out.push(fc === 'true' ? `    {` : `    if (${fc}) {`);
     out.push(`      f = '';`);
     out.push(`      const count = r.readUVarint();`);
+    out.push(`      let previous = -1;`);
     out.push(`      for (let i = 0; i < count; i++) {`);
-    out.push(`        const [tag, end] = readTagHeader(r);`);
+    out.push(`        const [tag, end] = readTagHeader(r, previous);`);
+    out.push(`        previous = tag;`);
     let first = true;
     for (const f of taggedFields) {
       const c = cond(f.tagged, within);
@@ -494,6 +496,7 @@ function emitEncoder(ctx: MessageContext, s: StructModel): string[] {
     if (fc !== 'true') out.push(`    if (${fc}) {`);
     const taggedFields = s.fields.filter((f) => !isEmpty(f.tagged));
     if (taggedFields.length === 0) {
+      out.push(`${ind}f = '';`);
       out.push(`${ind}writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);`);
     } else {
       out.push(`${ind}const tags: TaggedWrite[] = [];`);

@@ -74,7 +74,11 @@ export function encodeRequestFrame(request: RequestFrame, w: Writer = shared): B
   const flexible = request.apiVersion >= api.flexibleFrom;
   try {
     const at = w.reserve(4);
-    writeRequestHeader(w, request, requestHeaderVersion(flexible));
+    writeRequestHeader(
+      w,
+      { apiKey: request.apiKey, apiVersion: request.apiVersion, correlationId: request.correlationId, clientId: request.clientId, taggedFields: request.headerTaggedFields },
+      requestHeaderVersion(flexible),
+    );
     api.encodeRequest(w, request.body as never, request.apiVersion);
     w.backfillInt32(at, w.length - 4);
     return w.finish();

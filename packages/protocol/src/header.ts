@@ -56,8 +56,10 @@ export function readRequestHeaderStart(r: Reader): RequestHeader {
 export function readHeaderTags(r: Reader): TaggedField[] | undefined {
   let tags: TaggedField[] | undefined;
   const count = r.readUVarint();
+  let previous = -1;
   for (let i = 0; i < count; i++) {
-    const [tag, end] = readTagHeader(r);
+    const [tag, end] = readTagHeader(r, previous);
+    previous = tag;
     (tags ??= []).push({ tag, data: r.readRaw(end - r.offset) });
   }
   return tags;

@@ -135,8 +135,10 @@ function decodeApiVersionsRequestBody(r: Reader, v: number): ApiVersionsRequest 
     if (v >= 3) {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -176,6 +178,7 @@ function encodeApiVersionsRequestBody(w: Writer, s: Input<ApiVersionsRequest>, v
       w.writeInt32(x);
     }
     if (v >= 3) {
+      f = '';
       writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
     }
   } catch (e) {
@@ -199,8 +202,10 @@ function decodeApiVersionsResponseFinalizedFeatureKey(r: Reader, v: number): Api
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -233,6 +238,7 @@ function encodeApiVersionsResponseFinalizedFeatureKey(w: Writer, s: Input<ApiVer
       const x = (s.minVersionLevel === undefined ? 0 : s.minVersionLevel);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -266,8 +272,10 @@ function decodeApiVersionsResponseSupportedFeatureKey(r: Reader, v: number): Api
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -300,6 +308,7 @@ function encodeApiVersionsResponseSupportedFeatureKey(w: Writer, s: Input<ApiVer
       const x = (s.maxVersion === undefined ? 0 : s.maxVersion);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -333,8 +342,10 @@ function decodeApiVersionsResponseApiVersion(r: Reader, v: number): ApiVersionsR
     if (v >= 3) {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -367,6 +378,7 @@ function encodeApiVersionsResponseApiVersion(w: Writer, s: Input<ApiVersionsResp
       w.writeInt16(x);
     }
     if (v >= 3) {
+      f = '';
       writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
     }
   } catch (e) {
@@ -431,8 +443,10 @@ function decodeApiVersionsResponseBody(r: Reader, v: number): ApiVersionsRespons
     if (v >= 3) {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0 && v >= 3) {
           const outer = r.end;
           r.end = end;

@@ -128,8 +128,10 @@ function decodeConsumerGroupHeartbeatRequestTopicPartitions(r: Reader, v: number
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -161,6 +163,7 @@ function encodeConsumerGroupHeartbeatRequestTopicPartitions(w: Writer, s: Input<
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -240,8 +243,10 @@ function decodeConsumerGroupHeartbeatRequestBody(r: Reader, v: number): Consumer
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -324,6 +329,7 @@ function encodeConsumerGroupHeartbeatRequestBody(w: Writer, s: Input<ConsumerGro
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -351,8 +357,10 @@ function decodeConsumerGroupHeartbeatResponseTopicPartitions(r: Reader, v: numbe
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -384,6 +392,7 @@ function encodeConsumerGroupHeartbeatResponseTopicPartitions(w: Writer, s: Input
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -424,8 +433,10 @@ function decodeConsumerGroupHeartbeatResponseAssignment(r: Reader, v: number): C
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -458,6 +469,7 @@ function encodeConsumerGroupHeartbeatResponseAssignment(w: Writer, s: Input<Cons
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -501,8 +513,10 @@ function decodeConsumerGroupHeartbeatResponseBody(r: Reader, v: number): Consume
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -558,6 +572,7 @@ function encodeConsumerGroupHeartbeatResponseBody(w: Writer, s: Input<ConsumerGr
         encodeConsumerGroupHeartbeatResponseAssignment(w, x, v);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -94,8 +94,10 @@ function decodeCreatePartitionsAssignment(r: Reader, v: number): CreatePartition
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -122,6 +124,7 @@ function encodeCreatePartitionsAssignment(w: Writer, s: Input<CreatePartitionsAs
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -167,8 +170,10 @@ function decodeCreatePartitionsTopic(r: Reader, v: number): CreatePartitionsTopi
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -211,6 +216,7 @@ function encodeCreatePartitionsTopic(w: Writer, s: Input<CreatePartitionsTopic>,
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -258,8 +264,10 @@ function decodeCreatePartitionsRequestBody(r: Reader, v: number): CreatePartitio
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -302,6 +310,7 @@ function encodeCreatePartitionsRequestBody(w: Writer, s: Input<CreatePartitionsR
       const x = (s.validateOnly === undefined ? false : s.validateOnly);
       w.writeBool(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -324,8 +333,10 @@ function decodeCreatePartitionsTopicResult(r: Reader, v: number): CreatePartitio
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -358,6 +369,7 @@ function encodeCreatePartitionsTopicResult(w: Writer, s: Input<CreatePartitionsT
       const x = (s.errorMessage === undefined ? null : s.errorMessage);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -402,8 +414,10 @@ function decodeCreatePartitionsResponseBody(r: Reader, v: number): CreatePartiti
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -441,6 +455,7 @@ function encodeCreatePartitionsResponseBody(w: Writer, s: Input<CreatePartitions
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

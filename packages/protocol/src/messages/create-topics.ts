@@ -145,8 +145,10 @@ function decodeCreateTopicsRequestCreatableTopicConfig(r: Reader, v: number): Cr
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -174,6 +176,7 @@ function encodeCreateTopicsRequestCreatableTopicConfig(w: Writer, s: Input<Creat
       const x = (s.value === undefined ? "" : s.value);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -211,8 +214,10 @@ function decodeCreateTopicsRequestCreatableReplicaAssignment(r: Reader, v: numbe
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -244,6 +249,7 @@ function encodeCreateTopicsRequestCreatableReplicaAssignment(w: Writer, s: Input
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -310,8 +316,10 @@ function decodeCreateTopicsRequestCreatableTopic(r: Reader, v: number): CreateTo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -376,6 +384,7 @@ function encodeCreateTopicsRequestCreatableTopic(w: Writer, s: Input<CreateTopic
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -425,8 +434,10 @@ function decodeCreateTopicsRequestBody(r: Reader, v: number): CreateTopicsReques
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -469,6 +480,7 @@ function encodeCreateTopicsRequestBody(w: Writer, s: Input<CreateTopicsRequest>,
       const x = (s.validateOnly === undefined ? false : s.validateOnly);
       w.writeBool(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -497,8 +509,10 @@ function decodeCreateTopicsResponseCreatableTopicConfigs(r: Reader, v: number): 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -541,6 +555,7 @@ function encodeCreateTopicsResponseCreatableTopicConfigs(w: Writer, s: Input<Cre
       const x = (s.isSensitive === undefined ? false : s.isSensitive);
       w.writeBool(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -609,8 +624,10 @@ function decodeCreateTopicsResponseCreatableTopicResult(r: Reader, v: number): C
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0) {
           const outer = r.end;
           r.end = end;
@@ -737,8 +754,10 @@ function decodeCreateTopicsResponseBody(r: Reader, v: number): CreateTopicsRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -776,6 +795,7 @@ function encodeCreateTopicsResponseBody(w: Writer, s: Input<CreateTopicsResponse
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

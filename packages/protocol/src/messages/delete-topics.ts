@@ -82,8 +82,10 @@ function decodeDeleteTopicsRequestDeleteTopicState(r: Reader, v: number): Delete
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -110,6 +112,7 @@ function encodeDeleteTopicsRequestDeleteTopicState(w: Writer, s: Input<DeleteTop
       const x = (s.topicId === undefined ? ZERO_UUID : s.topicId);
       w.writeUuid(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -172,8 +175,10 @@ function decodeDeleteTopicsRequestBody(r: Reader, v: number): DeleteTopicsReques
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -221,6 +226,7 @@ function encodeDeleteTopicsRequestBody(w: Writer, s: Input<DeleteTopicsRequest>,
       const x = (s.timeoutMs === undefined ? 0 : s.timeoutMs);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -254,8 +260,10 @@ function decodeDeleteTopicsResponseDeletableTopicResult(r: Reader, v: number): D
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -293,6 +301,7 @@ function encodeDeleteTopicsResponseDeletableTopicResult(w: Writer, s: Input<Dele
       const x = (s.errorMessage === undefined ? null : s.errorMessage);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -338,8 +347,10 @@ function decodeDeleteTopicsResponseBody(r: Reader, v: number): DeleteTopicsRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -377,6 +388,7 @@ function encodeDeleteTopicsResponseBody(w: Writer, s: Input<DeleteTopicsResponse
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -290,8 +290,10 @@ function decodeFetchRequestForgottenTopic(r: Reader, v: number): FetchRequestFor
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -329,6 +331,7 @@ function encodeFetchRequestForgottenTopic(w: Writer, s: Input<FetchRequestForgot
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -377,8 +380,10 @@ function decodeFetchPartition(r: Reader, v: number): FetchPartition {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0 && v >= 17) {
           const outer = r.end;
           r.end = end;
@@ -517,8 +522,10 @@ function decodeFetchTopic(r: Reader, v: number): FetchTopic {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -562,6 +569,7 @@ function encodeFetchTopic(w: Writer, s: Input<FetchTopic>, v: number): void {
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -592,8 +600,10 @@ function decodeFetchRequestReplicaState(r: Reader, v: number): FetchRequestRepli
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -620,6 +630,7 @@ function encodeFetchRequestReplicaState(w: Writer, s: Input<FetchRequestReplicaS
       const x = (s.replicaEpoch === undefined ? -1n : s.replicaEpoch);
       w.writeInt64(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -711,8 +722,10 @@ function decodeFetchRequestBody(r: Reader, v: number): FetchRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0) {
           const outer = r.end;
           r.end = end;
@@ -858,8 +871,10 @@ function decodeFetchResponseNodeEndpoint(r: Reader, v: number): FetchResponseNod
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -897,6 +912,7 @@ function encodeFetchResponseNodeEndpoint(w: Writer, s: Input<FetchResponseNodeEn
       const x = (s.rack === undefined ? null : s.rack);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -928,8 +944,10 @@ function decodeFetchResponseAbortedTransaction(r: Reader, v: number): FetchRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -956,6 +974,7 @@ function encodeFetchResponseAbortedTransaction(w: Writer, s: Input<FetchResponse
       const x = (s.firstOffset === undefined ? 0n : s.firstOffset);
       w.writeInt64(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -985,8 +1004,10 @@ function decodeFetchResponseSnapshotId(r: Reader, v: number): FetchResponseSnaps
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -1013,6 +1034,7 @@ function encodeFetchResponseSnapshotId(w: Writer, s: Input<FetchResponseSnapshot
       const x = (s.epoch === undefined ? -1 : s.epoch);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -1042,8 +1064,10 @@ function decodeFetchResponseLeaderIdAndEpoch(r: Reader, v: number): FetchRespons
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -1070,6 +1094,7 @@ function encodeFetchResponseLeaderIdAndEpoch(w: Writer, s: Input<FetchResponseLe
       const x = (s.leaderEpoch === undefined ? -1 : s.leaderEpoch);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -1099,8 +1124,10 @@ function decodeFetchResponseEpochEndOffset(r: Reader, v: number): FetchResponseE
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -1127,6 +1154,7 @@ function encodeFetchResponseEpochEndOffset(w: Writer, s: Input<FetchResponseEpoc
       const x = (s.endOffset === undefined ? -1n : s.endOffset);
       w.writeInt64(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -1197,8 +1225,10 @@ function decodeFetchResponsePartitionData(r: Reader, v: number): FetchResponsePa
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0) {
           const outer = r.end;
           r.end = end;
@@ -1372,8 +1402,10 @@ function decodeFetchableTopicResponse(r: Reader, v: number): FetchableTopicRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -1417,6 +1449,7 @@ function encodeFetchableTopicResponse(w: Writer, s: Input<FetchableTopicResponse
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -1470,8 +1503,10 @@ function decodeFetchResponseBody(r: Reader, v: number): FetchResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0 && v >= 16) {
           const outer = r.end;
           r.end = end;

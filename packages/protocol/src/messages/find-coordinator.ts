@@ -110,8 +110,10 @@ function decodeFindCoordinatorRequestBody(r: Reader, v: number): FindCoordinator
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -149,6 +151,7 @@ function encodeFindCoordinatorRequestBody(w: Writer, s: Input<FindCoordinatorReq
         for (const e of x) w.writeCompactString(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -180,8 +183,10 @@ function decodeFindCoordinatorResponseCoordinator(r: Reader, v: number): FindCoo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -230,6 +235,7 @@ function encodeFindCoordinatorResponseCoordinator(w: Writer, s: Input<FindCoordi
       const x = (s.errorMessage === undefined ? "" : s.errorMessage);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -316,8 +322,10 @@ function decodeFindCoordinatorResponseBody(r: Reader, v: number): FindCoordinato
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -381,6 +389,7 @@ function encodeFindCoordinatorResponseBody(w: Writer, s: Input<FindCoordinatorRe
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -62,8 +62,10 @@ function decodeHeartbeatRequestBody(r: Reader, v: number): HeartbeatRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -102,6 +104,7 @@ function encodeHeartbeatRequestBody(w: Writer, s: Input<HeartbeatRequest>, v: nu
       const x = (s.groupInstanceId === undefined ? null : s.groupInstanceId);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -121,8 +124,10 @@ function decodeHeartbeatResponseBody(r: Reader, v: number): HeartbeatResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -149,6 +154,7 @@ function encodeHeartbeatResponseBody(w: Writer, s: Input<HeartbeatResponse>, v: 
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

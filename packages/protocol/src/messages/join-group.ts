@@ -114,8 +114,10 @@ function decodeJoinGroupRequestProtocol(r: Reader, v: number): JoinGroupRequestP
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -144,6 +146,7 @@ function encodeJoinGroupRequestProtocol(w: Writer, s: Input<JoinGroupRequestProt
       if (x === null) nullNotAllowed('metadata', v);
       w.writeCompactBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -209,8 +212,10 @@ function decodeJoinGroupRequestBody(r: Reader, v: number): JoinGroupRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -281,6 +286,7 @@ function encodeJoinGroupRequestBody(w: Writer, s: Input<JoinGroupRequest>, v: nu
       const x = (s.reason === undefined ? null : s.reason);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -303,8 +309,10 @@ function decodeJoinGroupResponseMember(r: Reader, v: number): JoinGroupResponseM
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -338,6 +346,7 @@ function encodeJoinGroupResponseMember(w: Writer, s: Input<JoinGroupResponseMemb
       if (x === null) nullNotAllowed('metadata', v);
       w.writeCompactBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -411,8 +420,10 @@ function decodeJoinGroupResponseBody(r: Reader, v: number): JoinGroupResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -488,6 +499,7 @@ function encodeJoinGroupResponseBody(w: Writer, s: Input<JoinGroupResponse>, v: 
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -88,8 +88,10 @@ function decodeLeaveGroupRequestMemberIdentity(r: Reader, v: number): LeaveGroup
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -122,6 +124,7 @@ function encodeLeaveGroupRequestMemberIdentity(w: Writer, s: Input<LeaveGroupReq
       const x = (s.reason === undefined ? null : s.reason);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -166,8 +169,10 @@ function decodeLeaveGroupRequestBody(r: Reader, v: number): LeaveGroupRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -206,6 +211,7 @@ function encodeLeaveGroupRequestBody(w: Writer, s: Input<LeaveGroupRequest>, v: 
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -228,8 +234,10 @@ function decodeLeaveGroupResponseMemberResponse(r: Reader, v: number): LeaveGrou
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -262,6 +270,7 @@ function encodeLeaveGroupResponseMemberResponse(w: Writer, s: Input<LeaveGroupRe
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -309,8 +318,10 @@ function decodeLeaveGroupResponseBody(r: Reader, v: number): LeaveGroupResponse 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -353,6 +364,7 @@ function encodeLeaveGroupResponseBody(w: Writer, s: Input<LeaveGroupResponse>, v
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -115,8 +115,10 @@ function decodeListOffsetsPartition(r: Reader, v: number): ListOffsetsPartition 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -148,6 +150,7 @@ function encodeListOffsetsPartition(w: Writer, s: Input<ListOffsetsPartition>, v
       const x = (s.timestamp === undefined ? 0n : s.timestamp);
       w.writeInt64(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -192,8 +195,10 @@ function decodeListOffsetsTopic(r: Reader, v: number): ListOffsetsTopic {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -232,6 +237,7 @@ function encodeListOffsetsTopic(w: Writer, s: Input<ListOffsetsTopic>, v: number
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -285,8 +291,10 @@ function decodeListOffsetsRequestBody(r: Reader, v: number): ListOffsetsRequest 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -334,6 +342,7 @@ function encodeListOffsetsRequestBody(w: Writer, s: Input<ListOffsetsRequest>, v
       const x = (s.timeoutMs === undefined ? 0 : s.timeoutMs);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -362,8 +371,10 @@ function decodeListOffsetsPartitionResponse(r: Reader, v: number): ListOffsetsPa
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -405,6 +416,7 @@ function encodeListOffsetsPartitionResponse(w: Writer, s: Input<ListOffsetsParti
       const x = (s.leaderEpoch === undefined ? -1 : s.leaderEpoch);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -451,8 +463,10 @@ function decodeListOffsetsTopicResponse(r: Reader, v: number): ListOffsetsTopicR
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -491,6 +505,7 @@ function encodeListOffsetsTopicResponse(w: Writer, s: Input<ListOffsetsTopicResp
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -534,8 +549,10 @@ function decodeListOffsetsResponseBody(r: Reader, v: number): ListOffsetsRespons
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -573,6 +590,7 @@ function encodeListOffsetsResponseBody(w: Writer, s: Input<ListOffsetsResponse>,
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

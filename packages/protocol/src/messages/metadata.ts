@@ -153,8 +153,10 @@ function decodeMetadataRequestTopic(r: Reader, v: number): MetadataRequestTopic 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -182,6 +184,7 @@ function encodeMetadataRequestTopic(w: Writer, s: Input<MetadataRequestTopic>, v
       if (x === null && !(v >= 10)) nullNotAllowed('name', v);
       (v >= 10 ? w.writeCompactNullableString(x) : w.writeCompactString(x!));
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -235,8 +238,10 @@ function decodeMetadataRequestBody(r: Reader, v: number): MetadataRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -283,6 +288,7 @@ function encodeMetadataRequestBody(w: Writer, s: Input<MetadataRequest>, v: numb
       const x = (s.includeTopicAuthorizedOperations === undefined ? false : s.includeTopicAuthorizedOperations);
       w.writeBool(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -341,8 +347,10 @@ function decodeMetadataResponsePartition(r: Reader, v: number): MetadataResponse
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -409,6 +417,7 @@ function encodeMetadataResponsePartition(w: Writer, s: Input<MetadataResponsePar
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -473,8 +482,10 @@ function decodeMetadataResponseTopic(r: Reader, v: number): MetadataResponseTopi
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -533,6 +544,7 @@ function encodeMetadataResponseTopic(w: Writer, s: Input<MetadataResponseTopic>,
       const x = (s.topicAuthorizedOperations === undefined ? -2147483648 : s.topicAuthorizedOperations);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -572,8 +584,10 @@ function decodeMetadataResponseBroker(r: Reader, v: number): MetadataResponseBro
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -611,6 +625,7 @@ function encodeMetadataResponseBroker(w: Writer, s: Input<MetadataResponseBroker
       const x = (s.rack === undefined ? null : s.rack);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -693,8 +708,10 @@ function decodeMetadataResponseBody(r: Reader, v: number): MetadataResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -768,6 +785,7 @@ function encodeMetadataResponseBody(w: Writer, s: Input<MetadataResponse>, v: nu
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

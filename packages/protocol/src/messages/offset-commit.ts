@@ -122,8 +122,10 @@ function decodeOffsetCommitRequestPartition(r: Reader, v: number): OffsetCommitR
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -160,6 +162,7 @@ function encodeOffsetCommitRequestPartition(w: Writer, s: Input<OffsetCommitRequ
       const x = (s.committedMetadata === undefined ? "" : s.committedMetadata);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -216,8 +219,10 @@ function decodeOffsetCommitRequestTopic(r: Reader, v: number): OffsetCommitReque
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -261,6 +266,7 @@ function encodeOffsetCommitRequestTopic(w: Writer, s: Input<OffsetCommitRequestT
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -314,8 +320,10 @@ function decodeOffsetCommitRequestBody(r: Reader, v: number): OffsetCommitReques
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -370,6 +378,7 @@ function encodeOffsetCommitRequestBody(w: Writer, s: Input<OffsetCommitRequest>,
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -389,8 +398,10 @@ function decodeOffsetCommitResponsePartition(r: Reader, v: number): OffsetCommit
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -417,6 +428,7 @@ function encodeOffsetCommitResponsePartition(w: Writer, s: Input<OffsetCommitRes
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -471,8 +483,10 @@ function decodeOffsetCommitResponseTopic(r: Reader, v: number): OffsetCommitResp
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -516,6 +530,7 @@ function encodeOffsetCommitResponseTopic(w: Writer, s: Input<OffsetCommitRespons
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -560,8 +575,10 @@ function decodeOffsetCommitResponseBody(r: Reader, v: number): OffsetCommitRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -599,6 +616,7 @@ function encodeOffsetCommitResponseBody(w: Writer, s: Input<OffsetCommitResponse
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

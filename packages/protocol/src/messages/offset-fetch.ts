@@ -149,8 +149,10 @@ function decodeOffsetFetchRequestTopics(r: Reader, v: number): OffsetFetchReques
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -188,6 +190,7 @@ function encodeOffsetFetchRequestTopics(w: Writer, s: Input<OffsetFetchRequestTo
         for (const e of x) w.writeInt32(e);
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -246,8 +249,10 @@ function decodeOffsetFetchRequestGroup(r: Reader, v: number): OffsetFetchRequest
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -295,6 +300,7 @@ function encodeOffsetFetchRequestGroup(w: Writer, s: Input<OffsetFetchRequestGro
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -340,8 +346,10 @@ function decodeOffsetFetchRequestBody(r: Reader, v: number): OffsetFetchRequest 
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -379,6 +387,7 @@ function encodeOffsetFetchRequestBody(w: Writer, s: Input<OffsetFetchRequest>, v
       const x = (s.requireStable === undefined ? false : s.requireStable);
       w.writeBool(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -407,8 +416,10 @@ function decodeOffsetFetchResponsePartitions(r: Reader, v: number): OffsetFetchR
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -450,6 +461,7 @@ function encodeOffsetFetchResponsePartitions(w: Writer, s: Input<OffsetFetchResp
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -507,8 +519,10 @@ function decodeOffsetFetchResponseTopics(r: Reader, v: number): OffsetFetchRespo
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -552,6 +566,7 @@ function encodeOffsetFetchResponseTopics(w: Writer, s: Input<OffsetFetchResponse
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -599,8 +614,10 @@ function decodeOffsetFetchResponseGroup(r: Reader, v: number): OffsetFetchRespon
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -644,6 +661,7 @@ function encodeOffsetFetchResponseGroup(w: Writer, s: Input<OffsetFetchResponseG
       const x = (s.errorCode === undefined ? 0 : s.errorCode);
       w.writeInt16(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -688,8 +706,10 @@ function decodeOffsetFetchResponseBody(r: Reader, v: number): OffsetFetchRespons
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -727,6 +747,7 @@ function encodeOffsetFetchResponseBody(w: Writer, s: Input<OffsetFetchResponse>,
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -167,8 +167,10 @@ function decodeProduceRequestPartitionProduceData(r: Reader, v: number): Produce
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -195,6 +197,7 @@ function encodeProduceRequestPartitionProduceData(w: Writer, s: Input<ProduceReq
       const x = (s.records === undefined ? null : s.records);
       w.writeCompactNullableBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -249,8 +252,10 @@ function decodeProduceRequestTopicProduceData(r: Reader, v: number): ProduceRequ
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -294,6 +299,7 @@ function encodeProduceRequestTopicProduceData(w: Writer, s: Input<ProduceRequest
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -344,8 +350,10 @@ function decodeProduceRequestBody(r: Reader, v: number): ProduceRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -393,6 +401,7 @@ function encodeProduceRequestBody(w: Writer, s: Input<ProduceRequest>, v: number
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -418,8 +427,10 @@ function decodeProduceResponseNodeEndpoint(r: Reader, v: number): ProduceRespons
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -457,6 +468,7 @@ function encodeProduceResponseNodeEndpoint(w: Writer, s: Input<ProduceResponseNo
       const x = (s.rack === undefined ? null : s.rack);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -488,8 +500,10 @@ function decodeProduceResponseLeaderIdAndEpoch(r: Reader, v: number): ProduceRes
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -516,6 +530,7 @@ function encodeProduceResponseLeaderIdAndEpoch(w: Writer, s: Input<ProduceRespon
       const x = (s.leaderEpoch === undefined ? -1 : s.leaderEpoch);
       w.writeInt32(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -545,8 +560,10 @@ function decodeProduceResponseBatchIndexAndErrorMessage(r: Reader, v: number): P
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -573,6 +590,7 @@ function encodeProduceResponseBatchIndexAndErrorMessage(w: Writer, s: Input<Prod
       const x = (s.batchIndexErrorMessage === undefined ? null : s.batchIndexErrorMessage);
       w.writeCompactNullableString(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -634,8 +652,10 @@ function decodeProduceResponsePartitionProduceResponse(r: Reader, v: number): Pr
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0 && v >= 10) {
           const outer = r.end;
           r.end = end;
@@ -776,8 +796,10 @@ function decodeProduceResponseTopicProduceResponse(r: Reader, v: number): Produc
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -821,6 +843,7 @@ function encodeProduceResponseTopicProduceResponse(w: Writer, s: Input<ProduceRe
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -868,8 +891,10 @@ function decodeProduceResponseBody(r: Reader, v: number): ProduceResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         if (tag === 0 && v >= 10) {
           const outer = r.end;
           r.end = end;

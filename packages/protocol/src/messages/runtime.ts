@@ -97,9 +97,15 @@ export function writeTaggedFields(w: Writer, known: TaggedWrite[] | null, unknow
   }
 }
 
-/** Reads a tagged field's header: its tag and the end offset of its value (checked to fit). */
-export function readTagHeader(r: Reader): [tag: number, end: number] {
+/**
+ * Reads a tagged field's header: its tag and the end offset of its value (checked to fit). Tags
+ * must come in strictly increasing order (KIP-482, and what every writer does): a repeated or
+ * out-of-order tag is refused, which also keeps every decoded message re-encodable byte for byte.
+ */
+export function readTagHeader(r: Reader, previous: number): [tag: number, end: number] {
+  const start = r.offset;
   const tag = r.readUVarint();
+  if (tag <= previous) r.fail(`tagged field ${tag} after tag ${previous}: tags must be strictly increasing`, 'invalid-value', start);
   const at = r.offset;
   const size = r.readUVarint();
   if (size > r.remaining) r.fail(`tagged field ${tag} of ${size} bytes, ${r.remaining} left`, 'invalid-length', at);

@@ -50,8 +50,10 @@ function decodeSaslAuthenticateRequestBody(r: Reader, v: number): SaslAuthentica
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -74,6 +76,7 @@ function encodeSaslAuthenticateRequestBody(w: Writer, s: Input<SaslAuthenticateR
       if (x === null) nullNotAllowed('authBytes', v);
       w.writeCompactBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -99,8 +102,10 @@ function decodeSaslAuthenticateResponseBody(r: Reader, v: number): SaslAuthentic
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -138,6 +143,7 @@ function encodeSaslAuthenticateResponseBody(w: Writer, s: Input<SaslAuthenticate
       const x = (s.sessionLifetimeMs === undefined ? 0n : s.sessionLifetimeMs);
       w.writeInt64(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -85,8 +85,10 @@ function decodeSyncGroupRequestAssignment(r: Reader, v: number): SyncGroupReques
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -115,6 +117,7 @@ function encodeSyncGroupRequestAssignment(w: Writer, s: Input<SyncGroupRequestAs
       if (x === null) nullNotAllowed('assignment', v);
       w.writeCompactBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -181,8 +184,10 @@ function decodeSyncGroupRequestBody(r: Reader, v: number): SyncGroupRequest {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -247,6 +252,7 @@ function encodeSyncGroupRequestBody(w: Writer, s: Input<SyncGroupRequest>, v: nu
         }
       }
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);
@@ -283,8 +289,10 @@ function decodeSyncGroupResponseBody(r: Reader, v: number): SyncGroupResponse {
     {
       f = '';
       const count = r.readUVarint();
+      let previous = -1;
       for (let i = 0; i < count; i++) {
-        const [tag, end] = readTagHeader(r);
+        const [tag, end] = readTagHeader(r, previous);
+        previous = tag;
         {
           (unknown ??= []).push({ tag, data: r.readRaw(end - r.offset) });
         }
@@ -327,6 +335,7 @@ function encodeSyncGroupResponseBody(w: Writer, s: Input<SyncGroupResponse>, v: 
       if (x === null) nullNotAllowed('assignment', v);
       w.writeCompactBytes(x);
     }
+    f = '';
     writeTaggedFields(w, null, (s as WithUnknownTags)[unknownTaggedFields]);
   } catch (e) {
     throw atPath(e, f);

@@ -236,6 +236,7 @@ export class Reader {
     const start = this.offset;
     const n = this.readUVarint();
     if (n === 0) this.fail('null compact string where the field is not nullable', 'invalid-value', start);
+    if (n - 1 > 0x7fff) this.fail(`string of ${n - 1} bytes exceeds Kafka's 32767-byte string limit`, 'invalid-length', start);
     if (n - 1 > this.end - this.offset) this.fail(`string of ${n - 1} bytes, ${this.end - this.offset} left`, 'invalid-length', start);
     return this.utf8(n - 1);
   }
@@ -245,6 +246,7 @@ export class Reader {
     const start = this.offset;
     const n = this.readUVarint();
     if (n === 0) return null;
+    if (n - 1 > 0x7fff) this.fail(`string of ${n - 1} bytes exceeds Kafka's 32767-byte string limit`, 'invalid-length', start);
     if (n - 1 > this.end - this.offset) this.fail(`string of ${n - 1} bytes, ${this.end - this.offset} left`, 'invalid-length', start);
     return this.utf8(n - 1);
   }

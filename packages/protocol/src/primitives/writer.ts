@@ -195,9 +195,10 @@ export class Writer {
     else this.writeString(s);
   }
 
-  /** uvarint (length + 1) + UTF-8. */
+  /** uvarint (length + 1) + UTF-8; at most 32767 bytes, as Java's generated code enforces for every string. */
   writeCompactString(s: string): void {
     const n = Buffer.byteLength(s, 'utf8');
+    if (n > 0x7fff) throw new KafkaProtocolError(`string of ${n} bytes exceeds Kafka's 32767-byte string limit`, { reason: 'invalid-length' });
     this.writeUVarint(n + 1);
     this.utf8(s, n);
   }
