@@ -39,3 +39,4 @@ export {
 } from './frames.js';
 export { FrameSplitter } from './framing.js';
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';
+export * from './records/index.js';

@@ -1,0 +1,22 @@
+import type { BufferPool } from '../pool/buffer-pool.js';
+
+/**
+ * The result of a decompression: `buffer[0, length)` holds the bytes. When `pool` is set, the
+ * buffer came from that pool and whoever holds this result owns it and must give it back with
+ * pool.release(buffer) (see the ownership rule in pool/buffer-pool.ts). When `pool` is null the
+ * buffer was allocated by the codec (gzip, lz4 allocate their own output) and is simply dropped.
+ */
+export interface Decompressed {
+  buffer: Buffer;
+  length: number;
+  pool: BufferPool | null;
+}
+
+/** A buffer of at least n bytes: from the pool if there is one, else a fresh unzeroed one. */
+export function allocOutput(pool: BufferPool | null, n: number): Buffer {
+  return pool !== null ? pool.acquire(n) : Buffer.allocUnsafeSlow(n);
+}
+
+export function freeOutput(pool: BufferPool | null, buf: Buffer): void {
+  if (pool !== null) pool.release(buf);
+}

@@ -1,0 +1,1 @@
+export { BufferPool, defaultBufferPool, type BufferPoolOptions, type BufferPoolStats } from './buffer-pool.js';

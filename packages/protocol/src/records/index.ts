@@ -1,0 +1,38 @@
+// The record-batch layer of @kwire/protocol: decode (lazily, batch by batch) and encode magic v2
+// record batches, with CRC-32C and the four codecs. Buffer ownership: see pool/buffer-pool.ts.
+export {
+  RecordBatch,
+  RecordBatchReader,
+  RecordCursor,
+  readRecordBatches,
+  decodeRecordBatch,
+  RECORD_BATCH_OVERHEAD,
+  LOG_OVERHEAD,
+  MIN_RECORD_SIZE,
+  type RecordBatchDecodeOptions,
+  type TimestampType,
+} from './record-batch.js';
+export { Record, Record as KafkaRecord, RecordReleasedError, type RecordHeader } from './record.js';
+export { ControlRecordType, parseControlRecord, type ControlRecord } from './control.js';
+export {
+  encodeRecordBatch,
+  writeRecordBatch,
+  encodeControlBatch,
+  type RecordInput,
+  type RecordHeaderInput,
+  type RecordBatchEncodeOptions,
+  type ControlBatchOptions,
+} from './encode.js';
+export { crc32c } from './crc32c.js';
+export { zigzag32, unzigzag32, zigzag64, unzigzag64, sizeOfVarlong } from './varint.js';
+export {
+  CompressionCodec,
+  COMPRESSION_TYPES,
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
+  compress as compressRecords,
+  decompress as decompressRecords,
+  compressionCodecId,
+  type CompressionType,
+  type Decompressed,
+} from '../compression/index.js';
+export { BufferPool, defaultBufferPool, type BufferPoolOptions, type BufferPoolStats } from '../pool/index.js';

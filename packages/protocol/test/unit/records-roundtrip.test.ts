@@ -1,0 +1,314 @@
+// Encode -> decode round trips for every codec, with the shapes records take in practice: null
+// and empty keys and values, tombstones, headers, large and many records; control batches,
+// transactional and idempotent producers, LogAppendTime, delete horizons, several batches in one
+// fetch and a partial tail.
+import { randomBytes } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { snappyCompressRaw } from '../../src/compression/index.js';
+import {
+  BufferPool,
+  COMPRESSION_TYPES,
+  ControlRecordType,
+  crc32c,
+  decodeRecordBatch,
+  encodeControlBatch,
+  encodeRecordBatch,
+  readRecordBatches,
+  RecordBatchReader,
+  type CompressionType,
+  type RecordInput,
+} from '../../src/records/index.js';
+
+const T0 = 1_700_000_000_000;
+const pool = new BufferPool();
+
+/** A varied set of records: every nullability combination, headers, unicode, an empty value. */
+function variedRecords(n: number): RecordInput[] {
+  const out: RecordInput[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({
+      key: i % 5 === 0 ? null : i % 5 === 1 ? '' : `key-${i}`,
+      value: i % 7 === 0 ? null : i % 7 === 1 ? Buffer.alloc(0) : `value ${i} ${'ü'.repeat(i % 13)}`,
+      headers:
+        i % 3 === 0
+          ? []
+          : [
+              { key: 'trace-id', value: `t${i}` },
+              { key: 'nullable', value: null },
+              { key: 'ключ', value: Buffer.from([i & 0xff, 0, 255]) },
+            ],
+      timestamp: T0 + ((i * 37) % 1000) - 500,
+    });
+  }
+  return out;
+}
+
+function bytesOf(v: RecordInput['value']): Buffer | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'string' ? Buffer.from(v) : Buffer.from(v);
+}
+
+/** Every record of `buf` (one batch) matches `input`. */
+function checkBatch(buf: Buffer, input: RecordInput[], baseOffset: bigint, codec: CompressionType): void {
+  const reader = readRecordBatches(buf, { pool });
+  const batch = reader.next()!;
+  assert.ok(batch, 'one batch');
+  assert.is(reader.next(), null);
+  assert.is(reader.truncatedTail, 0);
+  assert.is(batch.compression, codec);
+  assert.is(batch.recordCount, input.length);
+  assert.is(batch.baseOffset, baseOffset);
+  const records = batch.records();
+  assert.is(records.length, input.length);
+  let maxTs = -Infinity;
+  for (let i = 0; i < input.length; i++) {
+    const want = input[i]!;
+    const r = records[i]!;
+    const ctx = `${codec} record ${i}`;
+    assert.is(r.offset, baseOffset + BigInt(want.offsetDelta ?? i), ctx);
+    assert.equal(r.key, bytesOf(want.key), ctx);
+    assert.equal(r.value, bytesOf(want.value), ctx);
+    assert.is(r.valueString(), want.value == null ? null : bytesOf(want.value)!.toString(), ctx);
+    assert.is(r.timestamp, Number(want.timestamp), ctx);
+    maxTs = Math.max(maxTs, Number(want.timestamp));
+    const headers = r.headers;
+    assert.is(headers.length, (want.headers ?? []).length, ctx);
+    (want.headers ?? []).forEach((h, j) => {
+      assert.is(headers[j]!.key, h.key, ctx);
+      assert.equal(headers[j]!.value, bytesOf(h.value), ctx);
+    });
+  }
+  if (input.length > 0) assert.is(batch.maxTimestamp, maxTs);
+  // The cursor sees the same records as the array.
+  const cursor = batch.cursor();
+  for (let i = 0; i < input.length; i++) {
+    const r = cursor.next()!;
+    assert.is(r.offsetDelta, records[i]!.offsetDelta);
+    assert.is(r.valueLength, records[i]!.valueLength);
+    assert.is(r.valueString(), records[i]!.valueString());
+  }
+  assert.is(cursor.next(), null);
+  batch.release();
+}
+
+for (const codec of COMPRESSION_TYPES) {
+  test(`${codec}: varied records round-trip`, () => {
+    const input = variedRecords(300);
+    checkBatch(encodeRecordBatch(input, { compression: codec, baseOffset: 1234n }), input, 1234n, codec);
+  });
+
+  test(`${codec}: one tombstone with a null key`, () => {
+    const input = [{ key: null, value: null, timestamp: T0 }];
+    checkBatch(encodeRecordBatch(input, { compression: codec }), input, 0n, codec);
+  });
+
+  test(`${codec}: large incompressible records (1 MiB and 300 KiB values)`, () => {
+    const input = [
+      { key: 'big', value: randomBytes(1024 * 1024), timestamp: T0 },
+      { key: randomBytes(5000), value: randomBytes(300 * 1024), timestamp: T0 + 1 },
+      { key: 'small', value: 'x', timestamp: T0 + 2 },
+    ];
+    checkBatch(encodeRecordBatch(input, { compression: codec, baseOffset: 2n ** 40n }), input, 2n ** 40n, codec);
+  });
+
+  test(`${codec}: many records (20,000) with gaps in offsets`, () => {
+    const input: RecordInput[] = [];
+    for (let i = 0; i < 20_000; i++) input.push({ value: `v${i}`, offsetDelta: i * 2, timestamp: T0 + i });
+    const buf = encodeRecordBatch(input, { compression: codec });
+    checkBatch(buf, input, 0n, codec);
+    assert.is(decodeRecordBatch(buf).lastOffsetDelta, 39_998);
+  });
+
+  test(`${codec}: idempotent producer fields and sequences`, () => {
+    const buf = encodeRecordBatch([{ value: 'a' }, { value: 'b' }, { value: 'c' }], {
+      compression: codec,
+      producerId: 9_007_199_254_740_993n, // above 2^53: bigint all the way
+      producerEpoch: 32767,
+      baseSequence: 2 ** 31 - 2,
+      partitionLeaderEpoch: 77,
+    });
+    const b = decodeRecordBatch(buf, { pool });
+    assert.is(b.producerId, 9_007_199_254_740_993n);
+    assert.is(b.producerEpoch, 32767);
+    assert.is(b.baseSequence, 2 ** 31 - 2);
+    assert.is(b.partitionLeaderEpoch, 77);
+    // Sequences wrap from int32 max to 0, as the Java producer's do.
+    assert.equal(
+      b.records().map((r) => r.sequence),
+      [2 ** 31 - 2, 2 ** 31 - 1, 0],
+    );
+    b.release();
+  });
+
+  test(`${codec}: transactional data batch`, () => {
+    const buf = encodeRecordBatch([{ value: 'in a transaction' }], { compression: codec, isTransactional: true, producerId: 5n, producerEpoch: 0 });
+    const b = decodeRecordBatch(buf, { pool });
+    assert.is(b.isTransactional, true);
+    assert.is(b.isControl, false);
+    assert.is(b.controlRecord, null);
+    assert.is(b.controlType, -1);
+    assert.is(b.records()[0]!.valueString(), 'in a transaction');
+    assert.is(b.records()[0]!.isControl, false);
+    b.release();
+  });
+}
+
+test('control batches: COMMIT and ABORT markers', () => {
+  for (const [type, id] of [
+    ['COMMIT', ControlRecordType.COMMIT],
+    ['ABORT', ControlRecordType.ABORT],
+  ] as const) {
+    const buf = encodeControlBatch({ type, coordinatorEpoch: 17, producerId: 4000n, producerEpoch: 3, baseOffset: 99n, timestamp: T0 });
+    const b = decodeRecordBatch(buf);
+    assert.is(b.isControl, true);
+    assert.is(b.isTransactional, true);
+    assert.is(b.producerId, 4000n);
+    assert.is(b.producerEpoch, 3);
+    assert.is(b.recordCount, 1);
+    assert.is(b.lastOffset, 99n);
+    assert.equal(b.controlRecord, { version: 0, type: id, coordinatorEpoch: 17, markerVersion: 0 });
+    assert.is(b.controlType, id);
+    const [r] = b.records();
+    assert.is(r!.isControl, true);
+    assert.equal([...r!.key!], [0, 0, 0, id]);
+    assert.equal([...r!.value!], [0, 0, 0, 0, 0, 17]);
+  }
+});
+
+test('control batches: an unknown (KRaft) control type is passed through, its value not parsed', () => {
+  const b = decodeRecordBatch(encodeControlBatch({ type: ControlRecordType.LEADER_CHANGE, timestamp: T0 }));
+  assert.equal(b.controlRecord, { version: 0, type: 2, coordinatorEpoch: -1, markerVersion: -1 });
+});
+
+test('control batches: a marker written by a newer version with extra value bytes still reads', () => {
+  const b = decodeRecordBatch(
+    encodeRecordBatch([{ key: Buffer.from([0, 1, 0, 1]), value: Buffer.from([0, 1, 0, 0, 0, 9, 1, 2, 3]) }], { isControl: true, isTransactional: true }),
+  );
+  assert.equal(b.controlRecord, { version: 1, type: 1, coordinatorEpoch: 9, markerVersion: 1 });
+});
+
+test('control batches: an empty control batch (compacted) has no control record', () => {
+  const b = decodeRecordBatch(encodeRecordBatch([], { isControl: true, isTransactional: true, lastOffsetDelta: 0, baseOffset: 10n }));
+  assert.is(b.controlRecord, null);
+  assert.equal(b.records(), []);
+});
+
+test('LogAppendTime: every record takes the batch maxTimestamp', () => {
+  const buf = encodeRecordBatch(
+    [
+      { value: 'a', timestamp: T0 },
+      { value: 'b', timestamp: T0 + 10 },
+    ],
+    { timestampType: 'LogAppendTime', maxTimestamp: T0 + 5000, compression: 'lz4' },
+  );
+  const b = decodeRecordBatch(buf);
+  assert.is(b.timestampType, 'LogAppendTime');
+  assert.equal(
+    b.records().map((r) => r.timestamp),
+    [T0 + 5000, T0 + 5000],
+  );
+  assert.equal(
+    b.records().map((r) => r.timestampBigInt),
+    [BigInt(T0 + 5000), BigInt(T0 + 5000)],
+  );
+});
+
+test('delete horizon: the bit is exposed and timestamps stay base + delta', () => {
+  const buf = encodeRecordBatch(
+    [
+      { value: 'a', timestamp: T0 },
+      { value: 'b', timestamp: T0 + 7 },
+    ],
+    { deleteHorizonMs: T0 - 1000 },
+  );
+  const b = decodeRecordBatch(buf);
+  assert.is(b.hasDeleteHorizon, true);
+  assert.is(b.deleteHorizonMs, T0 - 1000);
+  assert.equal(
+    b.records().map((r) => r.timestamp),
+    [T0, T0 + 7],
+  );
+});
+
+test('timestamps beyond the safe integer range: the number getters refuse, the bigints are exact', () => {
+  const huge = 2n ** 60n + 1n;
+  const b = decodeRecordBatch(encodeRecordBatch([{ value: 'x', timestamp: huge }]));
+  assert.is(b.baseTimestampBigInt, huge);
+  assert.throws(() => b.baseTimestamp, /safe integer/);
+  assert.throws(() => b.records()[0]!.timestamp, /safe integer/);
+  assert.is(b.records()[0]!.timestampBigInt, huge);
+});
+
+test('an empty batch (compaction) moves the position past lastOffset', () => {
+  const b = decodeRecordBatch(encodeRecordBatch([], { baseOffset: 500n, lastOffsetDelta: 9 }));
+  assert.is(b.recordCount, 0);
+  assert.equal(b.records(), []);
+  assert.is(b.baseTimestamp, -1);
+  assert.is(b.nextOffset, 510n);
+  assert.is(b.cursor().next(), null);
+});
+
+test('several batches of every codec in one fetch, then a partial tail', () => {
+  const parts: Buffer[] = [];
+  let offset = 0n;
+  for (const codec of COMPRESSION_TYPES) {
+    parts.push(encodeRecordBatch(variedRecords(50), { compression: codec, baseOffset: offset }));
+    offset += 50n;
+  }
+  const whole = Buffer.concat(parts);
+  const next = encodeRecordBatch(variedRecords(10), { baseOffset: offset });
+  for (const cut of [0, 1, 16, 17, 60, 61, next.length - 1]) {
+    const fetch = Buffer.concat([whole, next.subarray(0, cut)]);
+    const reader = readRecordBatches(fetch, { pool });
+    const offsets: bigint[] = [];
+    for (const batch of reader) {
+      for (const r of batch.records()) offsets.push(r.offset);
+      batch.release();
+    }
+    assert.is(reader.batchesRead, 5);
+    assert.is(reader.truncatedTail, cut);
+    assert.is(reader.done, true);
+    assert.equal(
+      offsets,
+      Array.from({ length: 250 }, (_, i) => BigInt(i)),
+    );
+  }
+});
+
+test('a reader over a range of a larger buffer (a fetch frame) reads only that range', () => {
+  const batch = encodeRecordBatch(variedRecords(5));
+  const frame = Buffer.concat([Buffer.from('prefix'), batch, Buffer.from('suffix-garbage')]);
+  const reader = new RecordBatchReader(frame, undefined, 6, 6 + batch.length);
+  const b = reader.next()!;
+  assert.is(b.byteOffset, 6);
+  assert.is(b.records().length, 5);
+  assert.equal(b.raw, batch);
+  assert.is(reader.next(), null);
+  assert.is(reader.truncatedTail, 0);
+});
+
+test('raw (unframed) snappy from a non-Java producer decodes like xerial-framed snappy', () => {
+  const input = variedRecords(40);
+  const plain = encodeRecordBatch(input);
+  const raw = snappyCompressRaw(plain.subarray(61));
+  const batch = Buffer.concat([plain.subarray(0, 61), raw]);
+  batch.writeInt32BE(batch.length - 12, 8);
+  batch.writeInt16BE(2, 21); // codec snappy
+  batch.writeUInt32BE(crc32c(batch, 21), 17);
+  checkBatch(batch, input, 0n, 'snappy');
+});
+
+test('record views point into the fetch bytes (uncompressed) and into one pooled buffer (compressed)', () => {
+  const input = variedRecords(20);
+  const plain = decodeRecordBatch(encodeRecordBatch(input));
+  const fetchBytes = plain.raw;
+  for (const r of plain.records()) if (r.value) assert.is(r.value.buffer, fetchBytes.buffer);
+  const zstd = decodeRecordBatch(encodeRecordBatch(input, { compression: 'zstd' }), { pool });
+  const buffers = new Set(zstd.records().flatMap((r) => (r.value ? [r.value.buffer] : [])));
+  assert.is(buffers.size, 1);
+  assert.is.not([...buffers][0], fetchBytes.buffer);
+  zstd.release();
+});
+
+test.run();
