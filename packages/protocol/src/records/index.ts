@@ -24,6 +24,7 @@ export {
   type ControlBatchOptions,
 } from './encode.js';
 export { crc32c } from './crc32c.js';
+export { scanRecordBatches, type BatchScan } from './scan.js';
 export { zigzag32, unzigzag32, zigzag64, unzigzag64, sizeOfVarlong } from './varint.js';
 export {
   CompressionCodec,
