@@ -1,4 +1,8 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
+export { Consumer, createConsumer, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
+export { MessageStream } from './streams.js';
+export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
+export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
 export {
   KafkaError,
   isKafkaError,
@@ -13,4 +17,5 @@ export {
   type KafkaErrorCode,
 } from './errors.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
+export { MetadataCache, type BrokerInfo, type TopicInfo, type PartitionInfo, type MetadataChange } from './cluster/metadata.js';
 export * from './connection/index.js';

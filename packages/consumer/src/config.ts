@@ -1,0 +1,294 @@
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import { ConfigError } from './errors.js';
+import { silentLogger, type Logger } from './logger.js';
+
+/**
+ * Consumer configuration. Names are the Java consumer's, in camelCase (fetch.max.wait.ms ->
+ * fetchMaxWaitMs); the dotted Java names are accepted too, so a properties file can be passed as
+ * it is. Defaults are the Java client's. See the README for the full mapping.
+ */
+export type Deserializer<T = unknown> = 'buffer' | 'string' | 'json' | ((data: Buffer | null, context: DeserializerContext) => T);
+
+export interface DeserializerContext {
+  topic: string;
+  partition: number;
+  /** 'key' or 'value' */
+  part: 'key' | 'value';
+}
+
+export interface ConsumerInterceptor {
+  /** Called with each batch before the application sees it; may return a filtered list of records. */
+  onConsume?(records: readonly unknown[], context: { topic: string; partition: number }): readonly unknown[] | void;
+  /** Called after offsets are committed (groups). */
+  onCommit?(offsets: { topic: string; partition: number; offset: bigint }[]): void;
+  close?(): void;
+}
+
+export type SaslConfig =
+  | { mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512'; username: string; password: string }
+  | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string; lifetimeMs?: number; extensions?: Record<string, string> }> };
+
+export interface ConsumerConfig {
+  /** bootstrap.servers: "host:port,host:port" or a list. Required. */
+  bootstrapServers: string | readonly string[];
+  /** client.id */
+  clientId?: string;
+  /** group.id: consumer groups (subscribe) need it; manual assignment does not. */
+  groupId?: string;
+  /** group.instance.id: static membership. */
+  groupInstanceId?: string;
+  /** key.deserializer (default 'buffer') */
+  keyDeserializer?: Deserializer;
+  /** value.deserializer (default 'buffer') */
+  valueDeserializer?: Deserializer;
+  /** enable.auto.commit (default true) */
+  enableAutoCommit?: boolean;
+  /** auto.commit.interval.ms (default 5000) */
+  autoCommitIntervalMs?: number;
+  /** auto.offset.reset: where to start without a committed offset, or when the offset is out of range (default 'latest'). */
+  autoOffsetReset?: 'latest' | 'earliest' | 'none';
+  /** heartbeat.interval.ms (default 3000) */
+  heartbeatIntervalMs?: number;
+  /** session.timeout.ms (default 45000) */
+  sessionTimeoutMs?: number;
+  /** max.poll.interval.ms (default 300000) */
+  maxPollIntervalMs?: number;
+  /** fetch.min.bytes (default 1) */
+  fetchMinBytes?: number;
+  /** fetch.max.wait.ms (default 500) */
+  fetchMaxWaitMs?: number;
+  /** fetch.max.bytes (default 52428800) */
+  fetchMaxBytes?: number;
+  /** max.partition.fetch.bytes (default 1048576) */
+  maxPartitionFetchBytes?: number;
+  /** max.poll.records: the most records in one delivered batch (default 500) */
+  maxPollRecords?: number;
+  /** isolation.level (default 'read_uncommitted') */
+  isolationLevel?: 'read_uncommitted' | 'read_committed';
+  /** check.crcs (default true) */
+  checkCrcs?: boolean;
+  /** client.rack: for fetching from the closest replica (KIP-392). */
+  clientRack?: string;
+  /** request.timeout.ms (default 30000) */
+  requestTimeoutMs?: number;
+  /** socket.connection.setup.timeout.ms (default 10000) */
+  socketConnectionSetupTimeoutMs?: number;
+  /** reconnect.backoff.ms (default 50) */
+  reconnectBackoffMs?: number;
+  /** reconnect.backoff.max.ms (default 1000) */
+  reconnectBackoffMaxMs?: number;
+  /** retry.backoff.ms (default 100) */
+  retryBackoffMs?: number;
+  /** metadata.max.age.ms (default 300000) */
+  metadataMaxAgeMs?: number;
+  /** interceptor.classes, as objects */
+  interceptors?: readonly ConsumerInterceptor[];
+  /** TLS: true for defaults, or node:tls options (ca, cert, key, servername, rejectUnauthorized). */
+  ssl?: boolean | TlsOptions;
+  sasl?: SaslConfig;
+  /** Bytes buffered per partition before it is left out of fetches (decompressed; default: 4 x maxPartitionFetchBytes). */
+  maxBufferedBytesPerPartition?: number;
+  /** Bytes buffered over all partitions before fetching pauses (decompressed; default: 2 x fetchMaxBytes). */
+  maxBufferedBytes?: number;
+  logger?: Logger;
+}
+
+/** The dotted Java name of each option, for error messages, docs and accepting Java-style configs. */
+export const JAVA_NAMES: Readonly<Record<string, string>> = {
+  bootstrapServers: 'bootstrap.servers',
+  clientId: 'client.id',
+  groupId: 'group.id',
+  groupInstanceId: 'group.instance.id',
+  keyDeserializer: 'key.deserializer',
+  valueDeserializer: 'value.deserializer',
+  enableAutoCommit: 'enable.auto.commit',
+  autoCommitIntervalMs: 'auto.commit.interval.ms',
+  autoOffsetReset: 'auto.offset.reset',
+  heartbeatIntervalMs: 'heartbeat.interval.ms',
+  sessionTimeoutMs: 'session.timeout.ms',
+  maxPollIntervalMs: 'max.poll.interval.ms',
+  fetchMinBytes: 'fetch.min.bytes',
+  fetchMaxWaitMs: 'fetch.max.wait.ms',
+  fetchMaxBytes: 'fetch.max.bytes',
+  maxPartitionFetchBytes: 'max.partition.fetch.bytes',
+  maxPollRecords: 'max.poll.records',
+  isolationLevel: 'isolation.level',
+  checkCrcs: 'check.crcs',
+  clientRack: 'client.rack',
+  requestTimeoutMs: 'request.timeout.ms',
+  socketConnectionSetupTimeoutMs: 'socket.connection.setup.timeout.ms',
+  reconnectBackoffMs: 'reconnect.backoff.ms',
+  reconnectBackoffMaxMs: 'reconnect.backoff.max.ms',
+  retryBackoffMs: 'retry.backoff.ms',
+  metadataMaxAgeMs: 'metadata.max.age.ms',
+  interceptors: 'interceptor.classes',
+};
+
+const FROM_JAVA = new Map(Object.entries(JAVA_NAMES).map(([camel, java]) => [java, camel]));
+
+export interface ResolvedConfig {
+  bootstrapServers: { host: string; port: number }[];
+  clientId: string;
+  groupId: string | undefined;
+  groupInstanceId: string | undefined;
+  keyDeserializer: Deserializer;
+  valueDeserializer: Deserializer;
+  enableAutoCommit: boolean;
+  autoCommitIntervalMs: number;
+  autoOffsetReset: 'latest' | 'earliest' | 'none';
+  heartbeatIntervalMs: number;
+  sessionTimeoutMs: number;
+  maxPollIntervalMs: number;
+  fetchMinBytes: number;
+  fetchMaxWaitMs: number;
+  fetchMaxBytes: number;
+  maxPartitionFetchBytes: number;
+  maxPollRecords: number;
+  isolationLevel: 'read_uncommitted' | 'read_committed';
+  checkCrcs: boolean;
+  clientRack: string;
+  requestTimeoutMs: number;
+  socketConnectionSetupTimeoutMs: number;
+  reconnectBackoffMs: number;
+  reconnectBackoffMaxMs: number;
+  retryBackoffMs: number;
+  metadataMaxAgeMs: number;
+  interceptors: readonly ConsumerInterceptor[];
+  ssl: boolean | TlsOptions;
+  sasl: SaslConfig | undefined;
+  maxBufferedBytesPerPartition: number;
+  maxBufferedBytes: number;
+  logger: Logger;
+}
+
+function name(key: string): string {
+  return JAVA_NAMES[key] ? `${key} (${JAVA_NAMES[key]})` : key;
+}
+
+function integer(config: Record<string, unknown>, key: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = config[key];
+  if (raw === undefined) return fallback;
+  // Properties files give strings: accept "500" as well as 500.
+  const v = typeof raw === 'string' && /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new ConfigError(`${name(key)} must be an integer from ${min} to ${max}, not ${JSON.stringify(raw)}`);
+  }
+  return v;
+}
+
+function bool(config: Record<string, unknown>, key: string, fallback: boolean): boolean {
+  const raw = config[key];
+  if (raw === undefined) return fallback;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new ConfigError(`${name(key)} must be true or false, not ${JSON.stringify(raw)}`);
+}
+
+function oneOf<T extends string>(config: Record<string, unknown>, key: string, allowed: readonly T[], fallback: T): T {
+  const raw = config[key];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== 'string' || !allowed.includes(raw as T)) {
+    throw new ConfigError(`${name(key)} must be one of ${allowed.join(', ')}, not ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
+function optionalString(config: Record<string, unknown>, key: string): string | undefined {
+  const raw = config[key];
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'string' || raw.length === 0) throw new ConfigError(`${name(key)} must be a non-empty string`);
+  return raw;
+}
+
+function deserializer(config: Record<string, unknown>, key: string): Deserializer {
+  const raw = config[key];
+  if (raw === undefined) return 'buffer';
+  if (raw === 'buffer' || raw === 'string' || raw === 'json' || typeof raw === 'function') return raw as Deserializer;
+  throw new ConfigError(`${name(key)} must be 'buffer', 'string', 'json' or a function, not ${JSON.stringify(raw)}`);
+}
+
+export function parseBootstrap(value: unknown): { host: string; port: number }[] {
+  const list = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : undefined;
+  if (!list || list.length === 0) throw new ConfigError('bootstrapServers (bootstrap.servers) is required: "host:port[,host:port...]"');
+  return list.map((entry: unknown) => {
+    const text = typeof entry === 'string' ? entry.trim() : '';
+    // host:port, or [ipv6]:port
+    const m = /^(?:\[([^\]]+)\]|([^:\s]+)):(\d{1,5})$/.exec(text);
+    const port = m ? Number(m[3]) : NaN;
+    if (!m || port < 1 || port > 65535) throw new ConfigError(`bootstrapServers (bootstrap.servers): ${JSON.stringify(entry)} is not host:port`);
+    return { host: (m[1] ?? m[2])!, port };
+  });
+}
+
+/** Validates a configuration (camelCase or dotted Java names) and fills in the defaults. */
+export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): ResolvedConfig {
+  if (typeof input !== 'object' || input === null) throw new ConfigError('the consumer needs a configuration object');
+  const config: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input)) {
+    const key = FROM_JAVA.get(k) ?? k;
+    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'logger'].includes(key)) {
+      throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
+    }
+    if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
+    config[key] = v;
+  }
+  const fetchMaxBytes = integer(config, 'fetchMaxBytes', 52_428_800, 1, 0x7fffffff);
+  const maxPartitionFetchBytes = integer(config, 'maxPartitionFetchBytes', 1_048_576, 1, 0x7fffffff);
+  const sessionTimeoutMs = integer(config, 'sessionTimeoutMs', 45_000, 1, 0x7fffffff);
+  const heartbeatIntervalMs = integer(config, 'heartbeatIntervalMs', 3_000, 1, 0x7fffffff);
+  if (heartbeatIntervalMs >= sessionTimeoutMs) {
+    throw new ConfigError(`heartbeatIntervalMs (${heartbeatIntervalMs}) must be lower than sessionTimeoutMs (${sessionTimeoutMs})`);
+  }
+  const reconnectBackoffMs = integer(config, 'reconnectBackoffMs', 50, 0);
+  const reconnectBackoffMaxMs = integer(config, 'reconnectBackoffMaxMs', 1_000, 0);
+  if (config.interceptors !== undefined && !Array.isArray(config.interceptors)) throw new ConfigError('interceptors must be a list of objects');
+  const sasl = config.sasl as SaslConfig | undefined;
+  if (sasl !== undefined) {
+    const m = (sasl as { mechanism?: unknown }).mechanism;
+    if (m === 'oauthbearer') {
+      if (typeof (sasl as { oauthBearerProvider?: unknown }).oauthBearerProvider !== 'function') throw new ConfigError('sasl oauthbearer needs an oauthBearerProvider function');
+    } else if (m === 'plain' || m === 'scram-sha-256' || m === 'scram-sha-512') {
+      const s = sasl as { username?: unknown; password?: unknown };
+      // Never echo the values: they may be credentials.
+      if (typeof s.username !== 'string' || typeof s.password !== 'string') throw new ConfigError(`sasl ${m} needs a username and a password (strings)`);
+    } else {
+      throw new ConfigError(`sasl.mechanism must be plain, scram-sha-256, scram-sha-512 or oauthbearer, not ${JSON.stringify(m)}`);
+    }
+  }
+  const ssl = config.ssl ?? false;
+  if (typeof ssl !== 'boolean' && (typeof ssl !== 'object' || ssl === null)) throw new ConfigError('ssl must be true, false or node:tls options');
+  return {
+    bootstrapServers: parseBootstrap(config.bootstrapServers),
+    clientId: optionalString(config, 'clientId') ?? 'kwire',
+    groupId: optionalString(config, 'groupId'),
+    groupInstanceId: optionalString(config, 'groupInstanceId'),
+    keyDeserializer: deserializer(config, 'keyDeserializer'),
+    valueDeserializer: deserializer(config, 'valueDeserializer'),
+    enableAutoCommit: bool(config, 'enableAutoCommit', true),
+    autoCommitIntervalMs: integer(config, 'autoCommitIntervalMs', 5_000, 0),
+    autoOffsetReset: oneOf(config, 'autoOffsetReset', ['latest', 'earliest', 'none'] as const, 'latest'),
+    heartbeatIntervalMs,
+    sessionTimeoutMs,
+    maxPollIntervalMs: integer(config, 'maxPollIntervalMs', 300_000, 1, 0x7fffffff),
+    fetchMinBytes: integer(config, 'fetchMinBytes', 1, 0, 0x7fffffff),
+    fetchMaxWaitMs: integer(config, 'fetchMaxWaitMs', 500, 0, 0x7fffffff),
+    fetchMaxBytes,
+    maxPartitionFetchBytes,
+    maxPollRecords: integer(config, 'maxPollRecords', 500, 1),
+    isolationLevel: oneOf(config, 'isolationLevel', ['read_uncommitted', 'read_committed'] as const, 'read_uncommitted'),
+    checkCrcs: bool(config, 'checkCrcs', true),
+    clientRack: (config.clientRack as string | undefined) ?? '',
+    requestTimeoutMs: integer(config, 'requestTimeoutMs', 30_000, 1, 0x7fffffff),
+    socketConnectionSetupTimeoutMs: integer(config, 'socketConnectionSetupTimeoutMs', 10_000, 1, 0x7fffffff),
+    reconnectBackoffMs,
+    reconnectBackoffMaxMs: Math.max(reconnectBackoffMs, reconnectBackoffMaxMs),
+    retryBackoffMs: integer(config, 'retryBackoffMs', 100, 0),
+    metadataMaxAgeMs: integer(config, 'metadataMaxAgeMs', 300_000, 0),
+    interceptors: (config.interceptors as ConsumerInterceptor[] | undefined) ?? [],
+    ssl: ssl as boolean | TlsOptions,
+    sasl,
+    maxBufferedBytesPerPartition: integer(config, 'maxBufferedBytesPerPartition', 4 * maxPartitionFetchBytes, 1),
+    maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
+    logger: (config.logger as Logger | undefined) ?? silentLogger,
+  };
+}

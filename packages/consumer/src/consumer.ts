@@ -1,0 +1,319 @@
+import { BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { MetadataCache } from './cluster/metadata.js';
+import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
+import { BrokerPool } from './connection/index.js';
+import { ClosedError, ConfigError } from './errors.js';
+import { Fetcher, type FetcherStats } from './fetch/fetcher.js';
+import { PartitionState, tpKey } from './fetch/partition.js';
+import { ConsumerBatch, type ConsumedRecord } from './records.js';
+import { MessageStream, type StreamOwner } from './streams.js';
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+/** Where a partition starts: an offset, the start or end of the log, or auto.offset.reset when left out. */
+export type StartOffset = bigint | number | 'earliest' | 'latest';
+
+export interface PartitionAssignment extends TopicPartition {
+  offset?: StartOffset;
+}
+
+export interface EachBatchPayload<K = unknown, V = unknown> {
+  batch: ConsumerBatch<K, V>;
+}
+
+export interface EachMessagePayload<K = unknown, V = unknown> {
+  topic: string;
+  partition: number;
+  message: ConsumedRecord<K, V>;
+}
+
+export interface RunOptions<K = unknown, V = unknown> {
+  /** Called with each batch; the batch is released when the returned promise settles. */
+  eachBatch?: (payload: EachBatchPayload<K, V>) => Promise<void> | void;
+  /** Called with each record, in order per partition; its batch is released after its last record. */
+  eachMessage?: (payload: EachMessagePayload<K, V>) => Promise<void> | void;
+}
+
+export interface ConsumerMetrics extends FetcherStats {
+  /** Fetched bytes not yet handed to the application and released (decompressed size). */
+  bufferedBytes: number;
+  assignedPartitions: number;
+}
+
+/**
+ * A Kafka consumer on kwire's own protocol stack.
+ *
+ *   const consumer = createConsumer({ bootstrapServers: 'localhost:9092' });
+ *   await consumer.assign([{ topic: 'events', partition: 0, offset: 'earliest' }]);
+ *   for await (const batch of consumer) for (const record of batch) use(record.value);
+ *
+ * Partitions feed message streams (MessageStream): the consumer's default stream (iterate the
+ * consumer itself), or N streams per topic from streams({ topic: N }). A partition feeds exactly
+ * one stream; a topic's partitions are spread over its streams (partition p goes to stream p mod N).
+ */
+export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
+  readonly config: ResolvedConfig;
+  readonly metadata: MetadataCache;
+  readonly pool: BrokerPool;
+  private readonly fetcher: Fetcher;
+  private readonly bufferPool: BufferPool;
+  private readonly defaultStream: MessageStream;
+  private readonly topicStreams = new Map<string, MessageStream[]>();
+  private connected: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(config: ConsumerConfig | Record<string, unknown>) {
+    this.config = resolveConfig(config);
+    const c = this.config;
+    // One pool for both: a Fetch frame's memory goes from the socket to the record decoder and
+    // back, and decompression output comes from the same free lists.
+    this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(c.maxBufferedBytes, 256 * 1024 * 1024) });
+    this.pool = new BrokerPool({
+      framePool: this.bufferPool,
+      bootstrapServers: c.bootstrapServers.map((b) => `${b.host}:${b.port}`),
+      clientId: c.clientId,
+      requestTimeoutMs: c.requestTimeoutMs,
+      socketConnectionSetupTimeoutMs: c.socketConnectionSetupTimeoutMs,
+      reconnectBackoffMs: c.reconnectBackoffMs,
+      reconnectBackoffMaxMs: c.reconnectBackoffMaxMs,
+      ssl: c.ssl,
+      sasl: c.sasl,
+      logger: c.logger,
+    });
+    this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
+    this.fetcher = new Fetcher({ config: c, metadata: this.metadata, pool: this.pool, bufferPool: this.bufferPool, logger: c.logger });
+    this.defaultStream = new MessageStream(this, undefined, 0);
+    this.metadata.onChange(() => this.fetcher.schedule());
+  }
+
+  get maxPollRecords(): number {
+    return this.config.maxPollRecords;
+  }
+
+  /** StreamOwner: interceptors see each batch before the application. */
+  delivered(batch: ConsumerBatch): ConsumerBatch {
+    const interceptors = this.config.interceptors;
+    if (interceptors.length === 0) return batch;
+    let records: readonly ConsumedRecord[] = batch.records;
+    for (const i of interceptors) {
+      const out = i.onConsume?.(records, { topic: batch.topic, partition: batch.partition });
+      if (Array.isArray(out)) records = out as ConsumedRecord[];
+    }
+    if (records === batch.records) return batch;
+    return new ConsumerBatch(batch.topic, batch.partition, records, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, () => batch.release());
+  }
+
+  /** StreamOwner: buffers shrank; some partitions may be fetchable again. */
+  drained(): void {
+    this.fetcher.schedule();
+  }
+
+  /** Connects to a bootstrap server and loads metadata. Optional: the first assign() does it. */
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError('the consumer'));
+    this.connected ??= (async () => {
+      await this.metadata.refresh('connect');
+      this.metadata.start();
+    })().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
+    return this.connected;
+  }
+
+  private async sendMetadata(body: Input<MetadataRequest>): Promise<MetadataResponse> {
+    const conn = await this.pool.leastLoaded();
+    return conn.request(Metadata, body);
+  }
+
+  /**
+   * Assigns these partitions (replacing the current assignment), without a consumer group. Each
+   * starts at its offset, or at auto.offset.reset when none is given.
+   */
+  async assign(assignments: readonly PartitionAssignment[]): Promise<void> {
+    if (this.closed) throw new ClosedError('the consumer');
+    const wanted = new Map<string, PartitionAssignment>();
+    for (const a of assignments) {
+      if (typeof a?.topic !== 'string' || !a.topic || !Number.isInteger(a.partition) || a.partition < 0) {
+        throw new ConfigError(`assign: ${JSON.stringify(a)} is not { topic, partition[, offset] }`);
+      }
+      wanted.set(tpKey(a.topic, a.partition), a);
+    }
+    this.metadata.want(new Set([...wanted.values()].map((a) => a.topic)));
+    await this.connect();
+    const missing = [...new Set([...wanted.values()].map((a) => a.topic))].filter((t) => !this.metadata.topics.get(t)?.partitions.length);
+    if (missing.length) await this.metadata.refresh(`assigned topics ${missing.join(', ')}`);
+    for (const key of [...this.fetcher.partitions.keys()]) if (!wanted.has(key)) this.fetcher.remove(key);
+    for (const [key, a] of wanted) {
+      let state = this.fetcher.partitions.get(key);
+      if (!state) state = new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
+      this.start(state, a.offset);
+      this.fetcher.add(state);
+    }
+  }
+
+  private start(state: PartitionState, offset: StartOffset | undefined): void {
+    if (offset === 'earliest' || offset === 'latest') state.requestReset(offset);
+    else if (offset !== undefined) state.seek(toOffset(offset));
+    else if (this.config.autoOffsetReset === 'none') {
+      throw new ConfigError(`${state.topic}-${state.partition}: no offset given and auto.offset.reset is none`);
+    } else state.requestReset(this.config.autoOffsetReset);
+  }
+
+  /** The partitions assigned now. */
+  assignment(): TopicPartition[] {
+    return [...this.fetcher.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition }));
+  }
+
+  /**
+   * N message streams per topic: `const { events: [a, b, c] } = consumer.streams({ events: 3 })`.
+   * Partition p of the topic feeds stream p mod N. Calling it again for a topic re-spreads its
+   * partitions: data queued for a partition that moves is dropped and fetched again from its
+   * position, so nothing is lost or delivered twice.
+   */
+  streams(spec: Readonly<Record<string, number>>): Record<string, MessageStream[]> {
+    const out: Record<string, MessageStream[]> = {};
+    for (const [topic, n] of Object.entries(spec)) {
+      if (!Number.isInteger(n) || n < 1) throw new ConfigError(`streams: ${topic} wants ${n} streams; give a positive integer`);
+      const streams = Array.from({ length: n }, (_, i) => new MessageStream(this, topic, i));
+      for (const old of this.topicStreams.get(topic) ?? []) old.close();
+      this.topicStreams.set(topic, streams);
+      out[topic] = streams;
+      for (const state of this.fetcher.partitions.values()) {
+        if (state.topic === topic) this.moveTo(state, streams[state.partition % n]!);
+      }
+    }
+    this.fetcher.schedule();
+    return out;
+  }
+
+  private moveTo(state: PartitionState, stream: MessageStream): void {
+    if (state.stream === stream) return;
+    state.stream.dropPartition(state.key);
+    state.stream = stream;
+    // Refetch from what was delivered: the dropped data comes again, in the new stream.
+    if (state.position !== null) state.seek(state.position);
+  }
+
+  private streamFor(topic: string, partition: number): MessageStream {
+    const streams = this.topicStreams.get(topic);
+    return streams ? streams[partition % streams.length]! : this.defaultStream;
+  }
+
+  /** The default stream: every assigned partition not given to streams(). */
+  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch> {
+    return this.defaultStream[Symbol.asyncIterator]();
+  }
+
+  /** The default stream record by record. */
+  records<K = unknown, V = unknown>(): AsyncIterable<ConsumedRecord<K, V>> {
+    return this.defaultStream.records<K, V>();
+  }
+
+  /**
+   * kafkajs-style callbacks over every stream (the default one and those from streams()), one
+   * loop per stream: partitions of different streams are processed concurrently, each partition in
+   * order. Resolves when the consumer closes; rejects with the first error a callback throws (or a
+   * consumer error such as OffsetOutOfRangeError), after which the consumer keeps running.
+   */
+  async run<K = unknown, V = unknown>(options: RunOptions<K, V>): Promise<void> {
+    const { eachBatch, eachMessage } = options;
+    if ((eachBatch === undefined) === (eachMessage === undefined)) throw new ConfigError('run() needs exactly one of eachBatch and eachMessage');
+    const streams = [this.defaultStream, ...[...this.topicStreams.values()].flat()];
+    await Promise.all(
+      streams.map(async (stream) => {
+        for (;;) {
+          const batch = (await stream.take()) as ConsumerBatch<K, V> | null;
+          if (batch === null) return;
+          try {
+            if (eachBatch) await eachBatch({ batch });
+            else for (const message of batch.records) await eachMessage!({ topic: batch.topic, partition: batch.partition, message });
+          } finally {
+            batch.release();
+          }
+        }
+      }),
+    );
+  }
+
+  /** Moves a partition to an offset (or the start or end of its log): the next record comes from there. */
+  seek(tp: TopicPartition, offset: StartOffset): void {
+    const state = this.state(tp);
+    state.stream.dropPartition(state.key);
+    if (offset === 'earliest' || offset === 'latest') state.requestReset(offset);
+    else state.seek(toOffset(offset));
+    this.fetcher.schedule();
+  }
+
+  /** The offset of the next record the application will get for a partition (null while unknown). */
+  position(tp: TopicPartition): bigint | null {
+    return this.state(tp).position;
+  }
+
+  /** Stops fetching and delivering these partitions until resume(); what is buffered stays. */
+  pause(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) this.state(tp).paused = true;
+  }
+
+  resume(tps: readonly TopicPartition[]): void {
+    for (const tp of tps) {
+      const state = this.state(tp);
+      state.paused = false;
+      state.stream.wake();
+    }
+    this.fetcher.schedule();
+  }
+
+  paused(): TopicPartition[] {
+    return [...this.fetcher.partitions.values()].filter((p) => p.paused).map((p) => ({ topic: p.topic, partition: p.partition }));
+  }
+
+  /** The partition's high watermark from the last fetch (-1n before one). */
+  highWatermark(tp: TopicPartition): bigint {
+    return this.state(tp).highWatermark;
+  }
+
+  metrics(): ConsumerMetrics {
+    return { ...this.fetcher.stats, bufferedBytes: this.fetcher.buffered, assignedPartitions: this.fetcher.partitions.size };
+  }
+
+  private state(tp: TopicPartition): PartitionState {
+    const state = this.fetcher.partitions.get(tpKey(tp.topic, tp.partition));
+    if (!state) throw new ConfigError(`${tp.topic}-${tp.partition} is not assigned to this consumer`);
+    return state;
+  }
+
+  /**
+   * Stops fetching, ends the streams (iterators finish), closes every connection and frees pooled
+   * memory. Bounded: in-flight fetches end within fetch.max.wait.ms plus the request timeout.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.metadata.close();
+      const fetcher = this.fetcher.close();
+      for (const s of [this.defaultStream, ...[...this.topicStreams.values()].flat()]) s.close();
+      await fetcher;
+      for (const i of this.config.interceptors) i.close?.();
+      await this.pool.close();
+    })();
+    return this.closing;
+  }
+}
+
+function toOffset(offset: bigint | number): bigint {
+  if (typeof offset === 'bigint') {
+    if (offset < 0n) throw new ConfigError(`offset ${offset} is negative`);
+    return offset;
+  }
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new ConfigError(`offset ${offset} is not a non-negative safe integer (use a bigint)`);
+  return BigInt(offset);
+}
+
+export function createConsumer(config: ConsumerConfig | Record<string, unknown>): Consumer {
+  return new Consumer(config);
+}

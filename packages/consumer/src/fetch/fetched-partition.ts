@@ -1,0 +1,201 @@
+import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type Record as WireRecord } from '@kwire/protocol';
+import { ConsumerBatch, ConsumedRecord, type RecordContext } from '../records.js';
+import type { PartitionState } from './partition.js';
+
+/**
+ * A response frame shared by the partitions it carries: released when the last of them, and the
+ * last batch delivered from it, lets go.
+ */
+export class SharedFrame {
+  private refs = 1;
+  constructor(private readonly releaseFrame: () => void) {}
+  retain(): void {
+    this.refs++;
+  }
+  release(): void {
+    if (--this.refs === 0) this.releaseFrame();
+  }
+}
+
+/**
+ * A wire batch whose records are being delivered: its memory (a decompression buffer) is freed
+ * when it is fully read AND every delivered slice of it has been released.
+ */
+class BatchHold {
+  slices = 0;
+  private finished = false;
+  constructor(
+    readonly batch: RecordBatch,
+    private readonly grown: number,
+    private readonly onBytes: (delta: number) => void,
+  ) {}
+  releaseSlice(): void {
+    if (--this.slices === 0 && this.finished) this.free();
+  }
+  finish(): void {
+    this.finished = true;
+    if (this.slices === 0) this.free();
+  }
+  private free(): void {
+    this.batch.release();
+    if (this.grown > 0) this.onBytes(-this.grown);
+  }
+}
+
+interface AbortedTransaction {
+  producerId: bigint;
+  firstOffset: bigint;
+}
+
+export interface FetchedPartitionOptions {
+  readCommitted: boolean;
+  checkCrcs: boolean;
+  pool: BufferPool;
+  context: RecordContext;
+  /** Buffered bytes changed: + on arrival and decompression, - when memory is let go. */
+  onBytes: (delta: number) => void;
+}
+
+/**
+ * One partition's data from one Fetch response, decoded lazily: batch headers when the
+ * application pulls, records (and decompression) one wire batch at a time. Does what Java's
+ * CompletedFetch does: drops records before the position (a compressed batch can start earlier),
+ * hides control records, and under read_committed skips the batches of aborted transactions.
+ */
+export class FetchedPartition {
+  private readonly reader: RecordBatchReader;
+  private readonly aborted: AbortedTransaction[];
+  private abortedIndex = 0;
+  private readonly abortedProducers = new Set<bigint>();
+  private hold: BatchHold | undefined;
+  private records: readonly WireRecord[] = [];
+  private index = 0;
+  private exhausted = false;
+  private readonly size: number;
+
+  constructor(
+    readonly state: PartitionState,
+    /** The partition's generation when the fetch was sent: stale data is dropped after a seek. */
+    readonly generation: number,
+    private readonly frame: SharedFrame,
+    records: Buffer,
+    readonly highWatermark: bigint,
+    readonly lastStableOffset: bigint,
+    abortedTransactions: readonly AbortedTransaction[] | null,
+    private readonly options: FetchedPartitionOptions,
+  ) {
+    frame.retain();
+    this.reader = readRecordBatches(records, { checkCrc: options.checkCrcs, pool: options.pool });
+    this.aborted = options.readCommitted && abortedTransactions ? [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : [];
+    this.size = records.length;
+    options.onBytes(this.size);
+  }
+
+  /** Nothing more to deliver. */
+  get done(): boolean {
+    return this.exhausted;
+  }
+
+  /**
+   * The next run of at most `max` records at or after the partition's position, or null when this
+   * fetch has no more. Advances the position past what it returns, and past control records and
+   * aborted batches it skips. Throws KafkaProtocolError on corrupt data (the caller decides).
+   */
+  next(max: number): ConsumerBatch | null {
+    const state = this.state;
+    const out: ConsumedRecord[] = [];
+    const holds: BatchHold[] = [];
+    let nextOffset = state.position!;
+    while (out.length < max && !this.exhausted) {
+      if (this.hold === undefined && !this.advance()) break;
+      const hold = this.hold!;
+      let taken = false;
+      while (this.index < this.records.length && out.length < max) {
+        const r = this.records[this.index++]!;
+        // A compressed batch comes whole even when the position is inside it.
+        if (r.offset < nextOffset) continue;
+        out.push(new ConsumedRecord(r, this.options.context));
+        nextOffset = r.offset + 1n;
+        taken = true;
+      }
+      if (taken) {
+        hold.slices++;
+        holds.push(hold);
+      }
+      if (this.index >= this.records.length) {
+        // Past the whole batch, compaction gaps included.
+        if (hold.batch.nextOffset > nextOffset) nextOffset = hold.batch.nextOffset;
+        this.hold = undefined;
+        this.records = [];
+        hold.finish();
+      }
+    }
+    if (nextOffset > state.position!) state.position = nextOffset;
+    if (out.length === 0) return null;
+    this.frame.retain();
+    const frame = this.frame;
+    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, () => {
+      for (const h of holds) h.releaseSlice();
+      frame.release();
+    });
+  }
+
+  /** Moves to the next wire batch with records to deliver; false at the end of the data. */
+  private advance(): boolean {
+    const state = this.state;
+    for (;;) {
+      const batch = this.reader.next();
+      if (batch === null) {
+        this.finish();
+        return false;
+      }
+      // Entirely before the position: skip it without decompressing.
+      if (batch.nextOffset <= state.position!) continue;
+      if (this.options.readCommitted && batch.producerId >= 0n) {
+        this.abortedUpTo(batch.lastOffset);
+        if (batch.isControl) {
+          if (batch.controlType === ControlRecordType.ABORT) this.abortedProducers.delete(batch.producerId);
+        } else if (batch.isTransactional && this.abortedProducers.has(batch.producerId)) {
+          state.position = batch.nextOffset;
+          continue;
+        }
+      }
+      if (batch.isControl) {
+        // Commit and abort markers are the consumer's business, never the application's.
+        state.position = batch.nextOffset;
+        continue;
+      }
+      this.records = batch.records();
+      this.index = 0;
+      // A compressed batch now also holds its decompressed records: count them while they live.
+      const grown = batch.compression === 'none' ? 0 : batch.recordsSizeInBytes;
+      if (grown > 0) this.options.onBytes(grown);
+      this.hold = new BatchHold(batch, grown, this.options.onBytes);
+      return true;
+    }
+  }
+
+  /** Aborted transactions that started at or before `offset` now apply. */
+  private abortedUpTo(offset: bigint): void {
+    while (this.abortedIndex < this.aborted.length && this.aborted[this.abortedIndex]!.firstOffset <= offset) {
+      this.abortedProducers.add(this.aborted[this.abortedIndex++]!.producerId);
+    }
+  }
+
+  private finish(): void {
+    if (this.exhausted) return;
+    this.exhausted = true;
+    this.options.onBytes(-this.size);
+    this.frame.release();
+  }
+
+  /** Drops what was not delivered (seek, revocation, close). Batches already delivered stay valid. */
+  drop(): void {
+    if (this.exhausted) return;
+    const hold = this.hold;
+    this.hold = undefined;
+    this.records = [];
+    hold?.finish();
+    this.finish();
+  }
+}

@@ -1,0 +1,514 @@
+import {
+  ErrorCode,
+  errorFor,
+  Fetch,
+  ListOffsets,
+  scanRecordBatches,
+  ZERO_UUID,
+  type BufferPool,
+  type FetchTopic,
+  type FetchRequestForgottenTopic,
+  type FetchRequest,
+  type FetchResponse,
+  type Input,
+} from '@kwire/protocol';
+import type { MetadataCache } from '../cluster/metadata.js';
+import type { ResolvedConfig } from '../config.js';
+import { decodeResponseBody, type BrokerPool, type Connection } from '../connection/index.js';
+import { BrokerResponseError, OffsetOutOfRangeError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { deserializerFor, type RecordContext } from '../records.js';
+import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
+import { FetchedPartition, SharedFrame } from './fetched-partition.js';
+import type { PartitionState } from './partition.js';
+
+/** Partition errors after which the metadata is stale and the partition waits for a new leader. */
+const REFRESH_METADATA = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.REPLICA_NOT_AVAILABLE,
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.OFFSET_NOT_AVAILABLE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+  ErrorCode.INCONSISTENT_TOPIC_ID,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+]);
+
+const SESSION_ERRORS = new Set<number>([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR]);
+
+/** How long a preferred read replica (KIP-392) is used before asking the leader again: metadata.max.age.ms, as Java. */
+
+export interface FetcherStats {
+  fetches: number;
+  fetchErrors: number;
+  emptyFetches: number;
+  bytesFetched: number;
+  resets: number;
+}
+
+export interface FetcherOptions {
+  config: ResolvedConfig;
+  metadata: MetadataCache;
+  pool: BrokerPool;
+  bufferPool: BufferPool;
+  logger: Logger;
+}
+
+/**
+ * The fetcher: one Fetch in flight per broker, for the partitions it leads (or a preferred read
+ * replica serves) that are fetchable now: position known, not paused, not over their buffer limit,
+ * not backing off. It wakes up when something changes (an answer, a drained buffer, a new
+ * assignment, metadata, a backoff ending) rather than polling; an empty answer comes back only
+ * after the broker's long poll (fetch.max.wait.ms), so an idle topic costs nothing.
+ *
+ * Answers are handed to each partition's stream undecoded (FetchedPartition decodes as the
+ * application pulls); only the batch headers are walked on arrival, to move the fetch position.
+ */
+export class Fetcher {
+  readonly partitions = new Map<string, PartitionState>();
+  readonly stats: FetcherStats = { fetches: 0, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0 };
+  private readonly sessions = new Map<number, FetchSession>();
+  private readonly inFlight = new Map<number, Promise<void>>();
+  private readonly nodeBackoff = new Map<number, number>();
+  private readonly resetting = new Set<string>();
+  private readonly contexts = new Map<string, RecordContext>();
+  private bufferedBytes = 0;
+  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly onBytes = (delta: number) => {
+    this.bufferedBytes += delta;
+    if (delta < 0) this.schedule();
+  };
+
+  constructor(private readonly options: FetcherOptions) {}
+
+  get buffered(): number {
+    return this.bufferedBytes;
+  }
+
+  add(state: PartitionState): void {
+    this.partitions.set(state.key, state);
+    this.schedule();
+  }
+
+  remove(key: string): PartitionState | undefined {
+    const state = this.partitions.get(key);
+    if (state) {
+      this.partitions.delete(key);
+      state.generation++;
+      state.stream.dropPartition(key);
+    }
+    return state;
+  }
+
+  /** Runs the fetch loop soon (coalesced: many wake-ups in one tick cost one pass). */
+  schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.run();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await Promise.allSettled([...this.inFlight.values()]);
+    await this.closeSessions();
+  }
+
+  private run(): void {
+    if (this.closed) return;
+    const now = Date.now();
+    const { config, metadata } = this.options;
+    const resets: PartitionState[] = [];
+    const byNode = new Map<number, PartitionState[]>();
+    let wakeAt = Infinity;
+    for (const p of this.partitions.values()) {
+      if (p.error !== undefined) continue;
+      if (p.backoffUntil > now) {
+        wakeAt = Math.min(wakeAt, p.backoffUntil);
+        continue;
+      }
+      if (p.position === null) {
+        if (p.reset !== null && !this.resetting.has(p.key)) resets.push(p);
+        continue;
+      }
+      if (p.paused || p.inFlight || p.bufferedBytes >= config.maxBufferedBytesPerPartition) continue;
+      if (this.bufferedBytes >= config.maxBufferedBytes) continue;
+      const node = this.nodeFor(p, now);
+      if (node === undefined) {
+        metadata.requestUpdate(`no leader known for ${p.topic}-${p.partition}`);
+        continue;
+      }
+      const backoff = this.nodeBackoff.get(node) ?? 0;
+      if (backoff > now) {
+        wakeAt = Math.min(wakeAt, backoff);
+        continue;
+      }
+      if (this.inFlight.has(node)) continue;
+      let list = byNode.get(node);
+      if (!list) byNode.set(node, (list = []));
+      list.push(p);
+    }
+    if (resets.length) void this.resetOffsets(resets);
+    for (const [node, parts] of byNode) {
+      const run = this.fetchFrom(node, parts)
+        .catch((err: unknown) => this.options.logger.error('fetch failed unexpectedly', { node, error: (err as Error).message }))
+        .finally(() => {
+          this.inFlight.delete(node);
+          this.schedule();
+        });
+      this.inFlight.set(node, run);
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (wakeAt !== Infinity) {
+      this.timer = setTimeout(() => this.schedule(), Math.max(1, wakeAt - now));
+      this.timer.unref();
+    }
+  }
+
+  /** The node to fetch a partition from: a preferred read replica, a leader hint, or the leader. */
+  private nodeFor(p: PartitionState, now: number): number | undefined {
+    if (p.preferredReadReplica >= 0) {
+      if (now < p.preferredUntil && this.options.metadata.brokers.has(p.preferredReadReplica)) return p.preferredReadReplica;
+      p.preferredReadReplica = -1;
+    }
+    const leader = this.options.metadata.leaderOf(p.topic, p.partition);
+    if (p.leaderHint && (!leader || p.leaderHint.leaderEpoch > leader.leaderEpoch)) return p.leaderHint.leaderId;
+    p.leaderHint = undefined;
+    return leader?.leaderId;
+  }
+
+  private session(node: number): FetchSession {
+    let s = this.sessions.get(node);
+    if (!s) this.sessions.set(node, (s = new FetchSession()));
+    return s;
+  }
+
+  private context(topic: string): RecordContext {
+    let c = this.contexts.get(topic);
+    if (!c) {
+      const { keyDeserializer, valueDeserializer } = this.options.config;
+      c = {
+        topic,
+        partition: -1,
+        key: deserializerFor(keyDeserializer),
+        value: deserializerFor(valueDeserializer),
+        keyIsBuffer: keyDeserializer === 'buffer',
+        valueIsBuffer: valueDeserializer === 'buffer',
+        valueIsString: valueDeserializer === 'string',
+      };
+      this.contexts.set(topic, c);
+    }
+    return c;
+  }
+
+  private partitionContext(p: PartitionState): RecordContext {
+    const base = this.context(p.topic);
+    return { ...base, partition: p.partition };
+  }
+
+  private async connect(node: number): Promise<Connection | undefined> {
+    const broker = this.options.metadata.brokers.get(node);
+    if (!broker) {
+      this.options.metadata.requestUpdate(`broker ${node} unknown`);
+      return undefined;
+    }
+    try {
+      return await this.options.pool.get({ host: broker.host, port: broker.port, nodeId: node }, 'data');
+    } catch (err) {
+      this.failNode(node, `cannot connect to broker ${node}`, err);
+      return undefined;
+    }
+  }
+
+  /** A broker is unreachable or its answer unusable: back off from it and refresh metadata. */
+  private failNode(node: number, what: string, err: unknown): void {
+    this.stats.fetchErrors++;
+    this.sessions.get(node)?.reset();
+    this.nodeBackoff.set(node, Date.now() + Math.max(this.options.config.retryBackoffMs, this.options.config.reconnectBackoffMs));
+    this.options.logger.warn(what, { node, error: (err as Error)?.message ?? String(err) });
+    this.options.metadata.requestUpdate(what);
+  }
+
+  private async fetchFrom(node: number, parts: PartitionState[]): Promise<void> {
+    const { config, metadata, logger } = this.options;
+    const conn = await this.connect(node);
+    if (!conn || this.closed) return;
+    let version = conn.version(Fetch);
+    const wanted: SessionPartition[] = [];
+    const generations = new Map<string, number>();
+    for (const p of parts) {
+      const topic = metadata.topics.get(p.topic);
+      const topicId = topic?.topicId ?? ZERO_UUID;
+      // v13+ name topics by id; Java falls back to v12 (names) while an id is unknown.
+      if (topicId === ZERO_UUID) version = Math.min(version, 12);
+      wanted.push({
+        key: p.key,
+        topic: p.topic,
+        topicId,
+        partition: p.partition,
+        fetchOffset: p.fetchPosition!,
+        currentLeaderEpoch: topic?.partitions[p.partition]?.leaderEpoch ?? -1,
+        partitionMaxBytes: config.maxPartitionFetchBytes,
+      });
+      generations.set(p.key, p.generation);
+      p.inFlight = true;
+    }
+    const session = this.session(node);
+    const request = session.build(wanted);
+    const body = fetchBody(config, request);
+    this.stats.fetches++;
+    let lease;
+    try {
+      lease = await conn.requestFrame<FetchRequest>(Fetch, body, { version, timeoutMs: config.fetchMaxWaitMs + config.requestTimeoutMs });
+    } catch (err) {
+      for (const p of parts) p.inFlight = false;
+      this.failNode(node, `fetch from broker ${node} failed`, err);
+      return;
+    }
+    for (const p of parts) p.inFlight = false;
+    const frame = new SharedFrame(() => lease.release());
+    try {
+      let res: FetchResponse;
+      try {
+        res = decodeResponseBody(Fetch, lease);
+      } catch (err) {
+        this.failNode(node, `undecodable Fetch response from broker ${node}`, err);
+        return;
+      }
+      if (res.errorCode !== 0) {
+        if (SESSION_ERRORS.has(res.errorCode)) {
+          logger.debug('fetch session reset', { node, error: errorFor(res.errorCode).name });
+          session.reset();
+        } else {
+          this.failNode(node, `Fetch answered ${errorFor(res.errorCode).name}`, new BrokerResponseError(res.errorCode, 'Fetch'));
+        }
+        return;
+      }
+      session.accepted(request, res.sessionId);
+      this.nodeBackoff.delete(node);
+      for (const ep of res.nodeEndpoints) {
+        if (!metadata.brokers.has(ep.nodeId)) metadata.brokers.set(ep.nodeId, { nodeId: ep.nodeId, host: ep.host, port: ep.port, rack: ep.rack });
+      }
+      let anyData = false;
+      for (const t of res.responses) {
+        const name = version >= 13 ? metadata.topicNames.get(t.topicId) : t.topic;
+        if (name === undefined) continue;
+        for (const pd of t.partitions) {
+          const key = `${name}\u0000${pd.partitionIndex}`;
+          const state = this.partitions.get(key);
+          const asked = request.covered.get(key);
+          // Not ours any more, sought since, or an answer for an offset we no longer want.
+          if (!state || !asked || generations.get(key) !== undefined && generations.get(key) !== state.generation || state.fetchPosition !== asked.fetchOffset) continue;
+          state.highWatermark = pd.highWatermark;
+          state.lastStableOffset = pd.lastStableOffset;
+          state.logStartOffset = pd.logStartOffset;
+          if (pd.errorCode !== 0) {
+            this.partitionError(state, pd.errorCode, pd.currentLeader, asked.fetchOffset, node);
+            continue;
+          }
+          if (pd.preferredReadReplica >= 0 && pd.preferredReadReplica !== node) {
+            state.preferredReadReplica = pd.preferredReadReplica;
+            state.preferredUntil = Date.now() + config.metadataMaxAgeMs;
+          }
+          const records = pd.records;
+          if (records === null || records.length === 0) continue;
+          const scan = scanRecordBatches(records);
+          if (scan.batches === 0) continue;
+          anyData = true;
+          this.stats.bytesFetched += scan.wholeBytes;
+          const data = new FetchedPartition(state, state.generation, frame, records, pd.highWatermark, pd.lastStableOffset, pd.abortedTransactions, {
+            readCommitted: config.isolationLevel === 'read_committed',
+            checkCrcs: config.checkCrcs,
+            pool: this.options.bufferPool,
+            context: this.partitionContext(state),
+            onBytes: (delta) => {
+              state.bufferedBytes += delta;
+              this.onBytes(delta);
+            },
+          });
+          if (scan.nextOffset > state.fetchPosition!) state.fetchPosition = scan.nextOffset;
+          state.stream.push(data);
+        }
+      }
+      if (!anyData) this.stats.emptyFetches++;
+    } finally {
+      frame.release();
+    }
+  }
+
+  /** What Java's fetcher does for each partition error. */
+  private partitionError(state: PartitionState, code: number, currentLeader: { leaderId: number; leaderEpoch: number }, fetchOffset: bigint, node: number): void {
+    const { config, metadata, logger } = this.options;
+    const now = Date.now();
+    const name = errorFor(code).name;
+    if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
+      if (state.preferredReadReplica >= 0) {
+        // The replica may lag the leader: ask the leader before resetting.
+        state.preferredReadReplica = -1;
+        return;
+      }
+      if (config.autoOffsetReset === 'none') {
+        state.error = new OffsetOutOfRangeError(state.topic, state.partition, fetchOffset);
+        state.stream.fail(state.error);
+        return;
+      }
+      logger.info('offset out of range, resetting', { topic: state.topic, partition: state.partition, offset: fetchOffset.toString(), to: config.autoOffsetReset });
+      state.requestReset(config.autoOffsetReset);
+      state.stream.dropPartition(state.key);
+      return;
+    }
+    if (REFRESH_METADATA.has(code)) {
+      state.preferredReadReplica = -1;
+      // KIP-951: the broker names the new leader; use it until metadata agrees.
+      if (currentLeader.leaderId >= 0 && currentLeader.leaderId !== node && metadata.brokers.has(currentLeader.leaderId)) {
+        state.leaderHint = { leaderId: currentLeader.leaderId, leaderEpoch: currentLeader.leaderEpoch };
+      }
+      state.backoffUntil = now + config.retryBackoffMs;
+      metadata.requestUpdate(`${name} for ${state.topic}-${state.partition}`);
+      return;
+    }
+    if (code === ErrorCode.UNKNOWN_LEADER_EPOCH) {
+      state.backoffUntil = now + config.retryBackoffMs;
+      return;
+    }
+    const err = new BrokerResponseError(code, `Fetch ${state.topic}-${state.partition}`);
+    if (err.retriable) {
+      logger.warn('retriable fetch error', { topic: state.topic, partition: state.partition, error: name });
+      state.backoffUntil = now + config.retryBackoffMs;
+      return;
+    }
+    state.error = err;
+    state.stream.fail(err);
+  }
+
+  /** Starting positions through ListOffsets (earliest -2, latest -1), grouped by leader. */
+  private async resetOffsets(parts: PartitionState[]): Promise<void> {
+    const { metadata } = this.options;
+    const byNode = new Map<number, PartitionState[]>();
+    for (const p of parts) {
+      const leader = metadata.leaderOf(p.topic, p.partition);
+      if (!leader) {
+        metadata.requestUpdate(`no leader for ${p.topic}-${p.partition} to reset its offset`);
+        continue;
+      }
+      let list = byNode.get(leader.leaderId);
+      if (!list) byNode.set(leader.leaderId, (list = []));
+      list.push(p);
+    }
+    await Promise.all([...byNode].map(([node, list]) => this.listOffsets(node, list)));
+  }
+
+  private async listOffsets(node: number, parts: PartitionState[]): Promise<void> {
+    const { config, metadata, logger } = this.options;
+    for (const p of parts) this.resetting.add(p.key);
+    const generations = new Map(parts.map((p) => [p.key, p.generation]));
+    try {
+      const conn = await this.connect(node);
+      if (!conn) {
+        for (const p of parts) p.backoffUntil = Date.now() + config.retryBackoffMs;
+        return;
+      }
+      const topics = new Map<string, PartitionState[]>();
+      for (const p of parts) {
+        let l = topics.get(p.topic);
+        if (!l) topics.set(p.topic, (l = []));
+        l.push(p);
+      }
+      const res = await conn.request(ListOffsets, {
+        replicaId: -1,
+        isolationLevel: config.isolationLevel === 'read_committed' ? 1 : 0,
+        topics: [...topics].map(([name, list]) => ({
+          name,
+          partitions: list.map((p) => ({
+            partitionIndex: p.partition,
+            currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1,
+            timestamp: p.reset === 'earliest' ? -2n : -1n,
+          })),
+        })),
+        timeoutMs: config.requestTimeoutMs,
+      });
+      this.stats.resets++;
+      for (const t of res.topics) {
+        for (const r of t.partitions) {
+          const state = this.partitions.get(`${t.name}\u0000${r.partitionIndex}`);
+          if (!state || generations.get(state.key) !== state.generation || state.reset === null) continue;
+          if (r.errorCode !== 0) {
+            const e = errorFor(r.errorCode);
+            if (e.invalidMetadata) metadata.requestUpdate(`ListOffsets ${e.name}`);
+            if (!e.retriable) logger.warn('offset reset failed', { topic: t.name, partition: r.partitionIndex, error: e.name });
+            state.backoffUntil = Date.now() + config.retryBackoffMs;
+            continue;
+          }
+          logger.debug('offset reset', { topic: t.name, partition: r.partitionIndex, to: state.reset, offset: r.offset.toString() });
+          state.seek(r.offset);
+        }
+      }
+    } catch (err) {
+      for (const p of parts) p.backoffUntil = Date.now() + config.retryBackoffMs;
+      this.failNode(node, `ListOffsets on broker ${node} failed`, err);
+    } finally {
+      for (const p of parts) this.resetting.delete(p.key);
+      this.schedule();
+    }
+  }
+
+  /** Ends the brokers' fetch sessions (best effort, bounded): they would linger until they expire. */
+  private async closeSessions(): Promise<void> {
+    const closing: Promise<unknown>[] = [];
+    for (const [node, session] of this.sessions) {
+      const close = session.closeRequest();
+      const broker = this.options.metadata.brokers.get(node);
+      if (!close || !broker) continue;
+      closing.push(
+        this.options.pool
+          .get({ host: broker.host, port: broker.port, nodeId: node })
+          .then((conn) =>
+            conn.request<FetchRequest, FetchResponse>(Fetch, { maxWaitMs: 0, minBytes: 0, maxBytes: 1, isolationLevel: 0, sessionId: close.sessionId, sessionEpoch: close.sessionEpoch, topics: [], forgottenTopicsData: [] }, { timeoutMs: 1_000 }),
+          )
+          .catch(() => {}),
+      );
+    }
+    await Promise.allSettled(closing);
+  }
+}
+
+function fetchBody(config: ResolvedConfig, request: SessionRequest): Input<FetchRequest> {
+  const topics = new Map<string, Input<FetchTopic> & { partitions: unknown[] }>();
+  for (const p of request.partitions) {
+    let t = topics.get(p.topic);
+    if (!t) topics.set(p.topic, (t = { topic: p.topic, topicId: p.topicId, partitions: [] }));
+    t.partitions.push({
+      partition: p.partition,
+      currentLeaderEpoch: p.currentLeaderEpoch,
+      fetchOffset: p.fetchOffset,
+      lastFetchedEpoch: -1,
+      logStartOffset: -1n,
+      partitionMaxBytes: p.partitionMaxBytes,
+    });
+  }
+  const forgotten = new Map<string, Input<FetchRequestForgottenTopic> & { partitions: number[] }>();
+  for (const p of request.forgotten) {
+    let t = forgotten.get(p.topic);
+    if (!t) forgotten.set(p.topic, (t = { topic: p.topic, topicId: p.topicId, partitions: [] }));
+    t.partitions.push(p.partition);
+  }
+  return {
+    replicaId: -1,
+    maxWaitMs: config.fetchMaxWaitMs,
+    minBytes: config.fetchMinBytes,
+    maxBytes: config.fetchMaxBytes,
+    isolationLevel: config.isolationLevel === 'read_committed' ? 1 : 0,
+    sessionId: request.sessionId,
+    sessionEpoch: request.sessionEpoch,
+    topics: [...topics.values()] as Input<FetchTopic>[],
+    forgottenTopicsData: [...forgotten.values()],
+    rackId: config.clientRack,
+  };
+}

@@ -1,0 +1,213 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { CorruptRecordError } from './errors.js';
+import type { FetchedPartition } from './fetch/fetched-partition.js';
+import type { ConsumedRecord, ConsumerBatch } from './records.js';
+
+/** What a stream needs from the consumer that feeds it. */
+export interface StreamOwner {
+  readonly maxPollRecords: number;
+  /** A batch is about to be handed to the application (positions, interceptors, poll timer). */
+  delivered(batch: ConsumerBatch): ConsumerBatch;
+  /** The stream drained data: partitions may be fetchable again. */
+  drained(): void;
+}
+
+/**
+ * A message stream, in the old high-level consumer's sense: an async iterable of batches with its
+ * own queue, fed by the fetcher. A partition feeds exactly one stream at a time, so a stream's
+ * batches of one partition are in offset order and nothing is shared between streams; several
+ * partitions may share one stream.
+ *
+ * The queue is bounded in bytes by the fetcher: a partition whose buffered bytes reach the limit is
+ * left out of fetches until the application drains it.
+ *
+ * Iterating: `for await (const batch of stream)` releases each batch when the loop asks for the
+ * next one (or ends); `for await (const record of stream.records())` when it moves past the
+ * batch's last record.
+ */
+export class MessageStream implements AsyncIterable<ConsumerBatch> {
+  private readonly queue: FetchedPartition[] = [];
+  private waiter: { resolve: () => void } | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+  /** When control last went back to the event loop (see take()). */
+  private lastYield = performance.now();
+
+  constructor(
+    private readonly owner: StreamOwner,
+    /** The topic this stream serves, or undefined for the consumer's default stream. */
+    readonly topic: string | undefined,
+    readonly index: number,
+  ) {}
+
+  /** The fetcher hands over one partition's data. */
+  push(data: FetchedPartition): void {
+    if (this.closed) {
+      data.drop();
+      return;
+    }
+    this.queue.push(data);
+    this.wake();
+  }
+
+  /** An error for the application (e.g. auto.offset.reset=none); thrown by the next pull. */
+  fail(err: Error): void {
+    this.failure ??= err;
+    this.wake();
+  }
+
+  /** Something the waiting reader should look at again (a partition resumed, data arrived). */
+  wake(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.resolve();
+  }
+
+  /** Undelivered data of these partitions is dropped (they move, are revoked, or seek). */
+  dropPartition(key: string): void {
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const d = this.queue[i]!;
+      if (d.state.key === key) {
+        d.drop();
+        this.queue.splice(i, 1);
+      }
+    }
+  }
+
+  /** Bytes waiting in this stream (for tests and metrics). */
+  get queuedPartitions(): number {
+    return this.queue.length;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const d of this.queue.splice(0)) d.drop();
+    this.wake();
+  }
+
+  /**
+   * The next batch, waiting for data if there is none; null once the stream is closed.
+   *
+   * A reader that never awaits anything but this stream would, with data always buffered, run
+   * from resolved promise to resolved promise without ever letting timers and sockets run (the
+   * microtask queue is drained before the event loop moves on). So every 10 ms of uninterrupted
+   * delivery, take() steps out to the event loop once: heartbeats, fetch responses and timers
+   * keep flowing however fast the application consumes.
+   */
+  async take(): Promise<ConsumerBatch | null> {
+    for (;;) {
+      if (this.failure) {
+        const err = this.failure;
+        this.failure = undefined;
+        throw err;
+      }
+      if (this.closed) return null;
+      const batch = this.poll();
+      if (batch !== null) {
+        const now = performance.now();
+        if (now - this.lastYield > 10) {
+          await yieldToLoop();
+          this.lastYield = performance.now();
+        }
+        return this.owner.delivered(batch);
+      }
+      await new Promise<void>((resolve) => {
+        this.waiter = { resolve };
+      });
+      this.lastYield = performance.now();
+    }
+  }
+
+  /** A batch from the first partition with data that is not paused, or null. */
+  private poll(): ConsumerBatch | null {
+    let drained = false;
+    try {
+      for (let i = 0; i < this.queue.length; ) {
+        const data = this.queue[i]!;
+        const state = data.state;
+        if (data.generation !== state.generation || state.stream !== this) {
+          // Stale: the partition was sought, reset or moved since this was fetched.
+          data.drop();
+          this.queue.splice(i, 1);
+          drained = true;
+          continue;
+        }
+        if (state.paused) {
+          i++;
+          continue;
+        }
+        let batch: ConsumerBatch | null;
+        try {
+          batch = data.next(this.owner.maxPollRecords);
+        } catch (err) {
+          // Corrupt data (bad CRC, malformed record): never skip it silently. The undelivered rest
+          // is dropped, the partition will be fetched again from the same position, and the
+          // application gets the error each time until it seeks past the offset (as Java does).
+          data.drop();
+          this.queue.splice(i, 1);
+          drained = true;
+          state.fetchPosition = state.position;
+          state.generation++;
+          throw new CorruptRecordError(state.topic, state.partition, state.position ?? -1n, err);
+        }
+        if (data.done) {
+          this.queue.splice(i, 1);
+          drained = true;
+        }
+        if (batch !== null) return batch;
+        if (!data.done) i++;
+      }
+      return null;
+    } finally {
+      if (drained) this.owner.drained();
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch> {
+    let previous: ConsumerBatch | undefined;
+    return {
+      next: async () => {
+        previous?.release();
+        previous = undefined;
+        const batch = await this.take();
+        if (batch === null) return { value: undefined, done: true };
+        previous = batch;
+        return { value: batch, done: false };
+      },
+      return: async () => {
+        previous?.release();
+        previous = undefined;
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  /** The stream's records one by one; each batch is released once its last record is passed. */
+  records<K = unknown, V = unknown>(): AsyncIterable<ConsumedRecord<K, V>> {
+    const stream = this;
+    return {
+      [Symbol.asyncIterator](): AsyncIterator<ConsumedRecord<K, V>> {
+        let batch: ConsumerBatch | undefined;
+        let i = 0;
+        return {
+          next: async () => {
+            for (;;) {
+              if (batch !== undefined && i < batch.records.length) return { value: batch.records[i++] as ConsumedRecord<K, V>, done: false };
+              batch?.release();
+              batch = (await stream.take()) ?? undefined;
+              i = 0;
+              if (batch === undefined) return { value: undefined, done: true };
+            }
+          },
+          return: async () => {
+            batch?.release();
+            batch = undefined;
+            return { value: undefined, done: true };
+          },
+        };
+      },
+    };
+  }
+}
+

@@ -1,0 +1,187 @@
+// The consumer's data plane against a real broker, with manual assignment: every codec, keys,
+// headers and tombstones, streams, seek, pause/resume, offset resets, callbacks, and the lifetime
+// rule of zero-copy records.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
+import { createConsumer, isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch } from '../../src/index.js';
+import { TestProducer } from './produce-helper.js';
+
+let kafka: TestKafka;
+let producer: TestProducer;
+const run = Date.now().toString(36);
+const consumers: Consumer[] = [];
+
+test.before(async () => {
+  kafka = await useKafka();
+  producer = new TestProducer(kafka.bootstrap);
+});
+test.after(async () => {
+  await Promise.allSettled(consumers.map((c) => c.close()));
+  await producer?.close();
+  await kafka?.release();
+});
+
+function consumer(extra: Record<string, unknown> = {}): Consumer {
+  const c = createConsumer({ bootstrapServers: kafka.bootstrap, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, ...extra });
+  consumers.push(c);
+  return c;
+}
+
+/** Reads `n` records from the consumer's default stream (or fails after `ms`). */
+async function take(c: AsyncIterable<ConsumerBatch>, n: number, ms = 30_000, keep = (b: ConsumerBatch) => b.records.map((r) => r.keep())) {
+  const out: ReturnType<typeof keep> = [];
+  const deadline = Date.now() + ms;
+  for await (const batch of c) {
+    out.push(...keep(batch));
+    if (out.length >= n) break;
+    if (Date.now() > deadline) break;
+  }
+  return out;
+}
+
+for (const compression of ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const) {
+  test(`${compression}: every record the Java producer wrote, once, in order per partition`, async () => {
+    const topic = `codec-${compression}-${run}`;
+    await createTopic(kafka, { topic, partitions: 3 });
+    await producerPerformance(kafka, { topic, numRecords: 3_000, recordSize: 120, compression });
+    const c = consumer();
+    await c.assign([0, 1, 2].map((partition) => ({ topic, partition })));
+    const records = await take(c, 3_000);
+    assert.is(records.length, 3_000);
+    const next = new Map<number, bigint>();
+    for (const r of records) {
+      assert.ok(/^[A-Z]{120}$/.test((r.value as Buffer).toString()), 'a ProducerPerformance value');
+      assert.is(r.offset, next.get(r.partition) ?? 0n, `contiguous offsets in partition ${r.partition}`);
+      next.set(r.partition, r.offset + 1n);
+    }
+    await c.close();
+  });
+}
+
+test('keys, headers, tombstones and timestamps come through as written', async () => {
+  const topic = `shapes-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  const ts = 1_700_000_000_000;
+  await producer.send(topic, 0, [
+    { key: Buffer.from('k1'), value: Buffer.from('v1'), timestamp: ts, headers: [{ key: 'trace', value: Buffer.from('abc') }, { key: 'empty', value: null }] },
+    { key: Buffer.from('k1'), value: null, timestamp: ts + 1 },
+    { key: null, value: Buffer.from('ü€ utf-8'), timestamp: ts + 2 },
+  ], { compression: 'zstd' });
+  const c = consumer({ keyDeserializer: 'string', valueDeserializer: 'string' });
+  await c.assign([{ topic, partition: 0 }]);
+  const [a, b, d] = await take(c, 3);
+  assert.is(a!.key, 'k1');
+  assert.is(a!.value, 'v1');
+  assert.is(a!.timestamp, ts);
+  assert.equal(a!.headers.map((h) => [h.key, h.value?.toString() ?? null]), [['trace', 'abc'], ['empty', null]]);
+  assert.is(b!.key, 'k1');
+  assert.is(b!.value, null, 'a tombstone');
+  assert.is(d!.key, null);
+  assert.is(d!.value, 'ü€ utf-8');
+  assert.equal([a!.offset, b!.offset, d!.offset], [0n, 1n, 2n]);
+});
+
+test('streams: a topic\'s partitions spread over N streams, each partition in exactly one', async () => {
+  const topic = `streams-${run}`;
+  await createTopic(kafka, { topic, partitions: 6 });
+  for (let p = 0; p < 6; p++) await producer.send(topic, p, Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })));
+  const c = consumer();
+  await c.assign(Array.from({ length: 6 }, (_, partition) => ({ topic, partition })));
+  const { [topic]: streams } = c.streams({ [topic]: 3 });
+  assert.is(streams!.length, 3);
+  const seen = await Promise.all(streams!.map((s) => take(s, 100, 20_000)));
+  for (let i = 0; i < 3; i++) {
+    const partitions = new Set(seen[i]!.map((r) => r.partition));
+    assert.equal([...partitions].sort(), [i, i + 3], `stream ${i} gets partitions ${i} and ${i + 3}`);
+    assert.is(seen[i]!.length, 100);
+    for (const r of seen[i]!) assert.is((r.value as Buffer).toString(), `${r.partition}:${r.offset}`);
+  }
+});
+
+test('seek, pause and resume', async () => {
+  const topic = `seek-${run}`;
+  await createTopic(kafka, { topic, partitions: 2 });
+  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`a${i}`) })));
+  await producer.send(topic, 1, Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`b${i}`) })));
+  const c = consumer({ maxPollRecords: 10 });
+  await c.assign([{ topic, partition: 0, offset: 90 }, { topic, partition: 1, offset: 'latest' }]);
+  const first = await take(c, 10);
+  assert.equal(first.map((r) => `${r.partition}:${r.offset}`), Array.from({ length: 10 }, (_, i) => `0:${90 + i}`), 'partition 0 from 90; partition 1 from its end');
+  c.seek({ topic, partition: 1 }, 95n);
+  c.pause([{ topic, partition: 0 }]);
+  c.seek({ topic, partition: 0 }, 0n);
+  const second = await take(c, 5);
+  assert.ok(second.every((r) => r.partition === 1), 'a paused partition delivers nothing');
+  assert.equal(second.map((r) => r.offset), [95n, 96n, 97n, 98n, 99n]);
+  c.resume([{ topic, partition: 0 }]);
+  const third = await take(c, 10);
+  assert.equal(third.map((r) => `${r.partition}:${r.offset}`), Array.from({ length: 10 }, (_, i) => `0:${i}`), 'resumed from the sought offset');
+  assert.is(c.position({ topic, partition: 0 }), 10n);
+});
+
+test('OFFSET_OUT_OF_RANGE: reset to earliest, or an OffsetOutOfRangeError with auto.offset.reset=none', async () => {
+  const topic = `range-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producer.send(topic, 0, Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`r${i}`) })));
+  const c = consumer();
+  await c.assign([{ topic, partition: 0, offset: 1_000 }]);
+  const records = await take(c, 20);
+  assert.is(records[0]!.offset, 0n, 'reset to the earliest offset');
+  assert.is(records.length, 20);
+  const strict = consumer({ autoOffsetReset: 'none' });
+  await strict.assign([{ topic, partition: 0, offset: 1_000 }]);
+  try {
+    await take(strict, 1, 10_000);
+    assert.unreachable('expected an error');
+  } catch (err) {
+    assert.ok(err instanceof OffsetOutOfRangeError, String(err));
+    assert.ok(isKafkaError(err));
+    assert.is((err as OffsetOutOfRangeError).offset, 1_000n);
+  }
+  // Seeking to a valid offset clears it.
+  strict.seek({ topic, partition: 0 }, 18n);
+  const after = await take(strict, 2);
+  assert.equal(after.map((r) => r.offset), [18n, 19n]);
+});
+
+test('eachMessage and eachBatch: batches are released when the callback settles', async () => {
+  const topic = `callbacks-${run}`;
+  await createTopic(kafka, { topic, partitions: 2 });
+  for (const p of [0, 1]) await producer.send(topic, p, Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${p}-${i}`) })));
+  const c = consumer({ valueDeserializer: 'string' });
+  await c.assign([0, 1].map((partition) => ({ topic, partition })));
+  const seen: string[] = [];
+  let held: ConsumerBatch | undefined;
+  const done = c.run({
+    eachBatch: async ({ batch }) => {
+      held ??= batch;
+      for (const r of batch) seen.push(r.value as string);
+      if (seen.length >= 60) void c.close();
+    },
+  });
+  await done;
+  assert.is(seen.length, 60);
+  assert.is(new Set(seen).size, 60);
+  assert.ok(held!.isReleased, 'released after the callback');
+  assert.throws(() => (held!.records[0]!.wire.value as Buffer).length, /released/);
+});
+
+test('a kept record outlives its batch; a released record refuses to be read', async () => {
+  const topic = `lifetime-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producer.send(topic, 0, [{ value: Buffer.from('keep me') }, { value: Buffer.from('let me go') }], { compression: 'lz4' });
+  const c = consumer();
+  await c.assign([{ topic, partition: 0 }]);
+  const it = c[Symbol.asyncIterator]();
+  const { value: batch } = await it.next();
+  const kept = batch!.records[0]!.keep();
+  const live = batch!.records[1]!;
+  assert.is((live.value as Buffer).toString(), 'let me go');
+  await it.return!();
+  assert.ok(batch!.isReleased);
+  assert.is((kept.value as Buffer).toString(), 'keep me', 'the copy survives');
+  assert.throws(() => live.wire.value, /released/);
+});
+
+test.run();
