@@ -109,16 +109,20 @@ export class FetchedPartition {
     while (out.length < max && !this.exhausted) {
       if (this.hold === undefined && !this.advance()) break;
       const hold = this.hold!;
-      let taken = false;
+      // Offsets as deltas from the batch's base, in plain numbers: no bigint per record.
+      const base = hold.batch.baseOffset;
+      const minDelta = nextOffset > base ? Number(nextOffset - base) : 0;
+      let lastDelta = -1;
+      const context = this.options.context;
       while (this.index < this.records.length && out.length < max) {
         const r = this.records[this.index++]!;
         // A compressed batch comes whole even when the position is inside it.
-        if (r.offset < nextOffset) continue;
-        out.push(new ConsumedRecord(r, this.options.context));
-        nextOffset = r.offset + 1n;
-        taken = true;
+        if (r.offsetDelta < minDelta) continue;
+        out.push(new ConsumedRecord(r, context));
+        lastDelta = r.offsetDelta;
       }
-      if (taken) {
+      if (lastDelta >= 0) {
+        nextOffset = base + BigInt(lastDelta + 1);
         hold.slices++;
         holds.push(hold);
       }

@@ -1,0 +1,115 @@
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+
+/** What one client run measured, the fields the benchmark report and the JSON output use. */
+export interface RunMetrics {
+  records: number;
+  /** Value bytes delivered. */
+  bytes: number;
+  seconds: number;
+  recordsPerSec: number;
+  /** MiB of values per second. */
+  mbPerSec: number;
+  /** User + system CPU of the process over the run. */
+  cpuSeconds: number;
+  peakRssMb: number;
+  /** RSS at the end of each pass (when a run has several), to show whether memory stays flat. */
+  rssByPassMb: number[];
+  gcMs: number;
+  gcCount: number;
+  /** Longest event-loop stall seen (perf_hooks.monitorEventLoopDelay, 10 ms resolution). */
+  maxEventLoopStallMs: number;
+  p99EventLoopDelayMs: number;
+  /** XOR-and-sum digest of every value, so that clients can be checked against each other. */
+  checksum: string;
+}
+
+/**
+ * Measures a consumption run from inside the process that consumes: wall time, CPU, peak RSS
+ * (sampled every 50 ms), GC time and the event loop's longest stall.
+ */
+export class Meter {
+  private readonly started = performance.now();
+  private readonly cpu = process.cpuUsage();
+  private readonly loop = monitorEventLoopDelay({ resolution: 10 });
+  private readonly gc: PerformanceObserver;
+  private readonly sampler: NodeJS.Timeout;
+  private peakRss = process.memoryUsage.rss();
+  private gcMs = 0;
+  private gcCount = 0;
+  readonly rssByPass: number[] = [];
+
+  constructor() {
+    this.loop.enable();
+    this.gc = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        this.gcMs += e.duration;
+        this.gcCount++;
+      }
+    });
+    this.gc.observe({ entryTypes: ['gc'] });
+    this.sampler = setInterval(() => {
+      const rss = process.memoryUsage.rss();
+      if (rss > this.peakRss) this.peakRss = rss;
+    }, 50);
+    this.sampler.unref();
+  }
+
+  endPass(): void {
+    this.rssByPass.push(round(process.memoryUsage.rss() / 1048576));
+  }
+
+  get gcs(): number {
+    return this.gcCount;
+  }
+
+  stop(records: number, bytes: number, checksum: string): RunMetrics {
+    clearInterval(this.sampler);
+    this.gc.disconnect();
+    this.loop.disable();
+    const seconds = (performance.now() - this.started) / 1000;
+    const cpu = process.cpuUsage(this.cpu);
+    const rss = process.memoryUsage.rss();
+    if (rss > this.peakRss) this.peakRss = rss;
+    return {
+      records,
+      bytes,
+      seconds: round(seconds),
+      recordsPerSec: Math.round(records / seconds),
+      mbPerSec: round(bytes / 1048576 / seconds),
+      cpuSeconds: round((cpu.user + cpu.system) / 1e6),
+      peakRssMb: round(this.peakRss / 1048576),
+      rssByPassMb: this.rssByPass,
+      gcMs: round(this.gcMs),
+      gcCount: this.gcCount,
+      maxEventLoopStallMs: round(this.loop.max / 1e6),
+      p99EventLoopDelayMs: round(this.loop.percentile(99) / 1e6),
+      checksum,
+    };
+  }
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+/** Order-independent digest of values: sum of lengths and XOR of a rolling hash per value. */
+export class ValueDigest {
+  private sum = 0;
+  private xor = 0;
+  add(value: Uint8Array | null): void {
+    if (value === null) return;
+    this.sum += value.length;
+    // FNV-1a over the first and last 8 bytes and the length: cheap, and enough to catch a wrong value.
+    let h = 0x811c9dc5 ^ value.length;
+    const n = value.length;
+    for (let i = 0; i < 8 && i < n; i++) h = Math.imul(h ^ value[i]!, 0x01000193);
+    for (let i = Math.max(8, n - 8); i < n; i++) h = Math.imul(h ^ value[i]!, 0x01000193);
+    this.xor ^= h;
+  }
+  get bytes(): number {
+    return this.sum;
+  }
+  toString(): string {
+    return `${this.sum}:${(this.xor >>> 0).toString(16)}`;
+  }
+}
