@@ -16,13 +16,29 @@ export class TestProducer {
     this.pool = new BrokerPool({ bootstrapServers: bootstrap, clientId: 'kwire-test-producer' });
   }
 
-  /** Appends records to one partition; resolves with the base offset of the first batch. */
+  /**
+   * Appends records to one partition; resolves with the base offset of the first batch. A topic
+   * created a moment ago may answer NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE or
+   * UNKNOWN_TOPIC_OR_PARTITION while its leader settles: retried for up to 15 s, as a producer would.
+   */
   async send(topic: string, partition: number, records: readonly RecordInput[], options: ProduceOptions = {}): Promise<bigint> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.sendOnce(topic, partition, records, options);
+      } catch (err) {
+        const code = (err as { errorCode?: number }).errorCode;
+        if (attempt >= 75 || ![3, 5, 6].includes(code ?? -1)) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  private async sendOnce(topic: string, partition: number, records: readonly RecordInput[], options: ProduceOptions): Promise<bigint> {
     const any = await this.pool.bootstrap();
     const md = await any.request(Metadata, { topics: [{ topicId: ZERO_UUID, name: topic }], allowAutoTopicCreation: false });
     const t = md.topics.find((x) => x.name === topic);
     const p = t?.partitions.find((x) => x.partitionIndex === partition);
-    if (!t || t.errorCode !== 0 || !p) throw new Error(`no metadata for ${topic}-${partition} (error ${t?.errorCode})`);
+    if (!t || t.errorCode !== 0 || !p || p.leaderId < 0) throw Object.assign(new Error(`no leader for ${topic}-${partition} (error ${t?.errorCode})`), { errorCode: t?.errorCode || 5 });
     const leader = md.brokers.find((b) => b.nodeId === p.leaderId)!;
     const conn = await this.pool.get({ host: leader.host, port: leader.port, nodeId: leader.nodeId });
     const size = options.batchSize ?? records.length;
@@ -36,7 +52,7 @@ export class TestProducer {
         topicData: [{ name: topic, topicId: t.topicId, partitionData: [{ index: partition, records: batch }] }],
       });
       const r = res.responses[0]!.partitionResponses[0]!;
-      if (r.errorCode !== 0) throw new Error(`Produce to ${topic}-${partition}: error ${r.errorCode} ${r.errorMessage ?? ''}`);
+      if (r.errorCode !== 0) throw Object.assign(new Error(`Produce to ${topic}-${partition}: error ${r.errorCode} ${r.errorMessage ?? ''}`), { errorCode: r.errorCode });
       if (first < 0n) first = r.baseOffset;
     }
     return first;
