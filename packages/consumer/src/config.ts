@@ -90,6 +90,11 @@ export interface ConsumerConfig {
   maxBufferedBytesPerPartition?: number;
   /** Bytes buffered over all partitions before fetching pauses (decompressed; default: 2 x fetchMaxBytes). */
   maxBufferedBytes?: number;
+  /**
+   * A stream delivering batch after batch from its buffer steps out to the event loop after this
+   * many milliseconds (default 2), so that timers and sockets keep running under full load.
+   */
+  yieldIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -158,6 +163,7 @@ export interface ResolvedConfig {
   sasl: SaslConfig | undefined;
   maxBufferedBytesPerPartition: number;
   maxBufferedBytes: number;
+  yieldIntervalMs: number;
   logger: Logger;
 }
 
@@ -226,7 +232,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'logger'].includes(key)) {
+    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'logger'].includes(key)) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
     }
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
@@ -289,6 +295,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     sasl,
     maxBufferedBytesPerPartition: integer(config, 'maxBufferedBytesPerPartition', 4 * maxPartitionFetchBytes, 1),
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
+    yieldIntervalMs: integer(config, 'yieldIntervalMs', 2, 0, 1_000),
     logger: (config.logger as Logger | undefined) ?? silentLogger,
   };
 }

@@ -94,6 +94,10 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
     return this.config.maxPollRecords;
   }
 
+  get yieldIntervalMs(): number {
+    return this.config.yieldIntervalMs;
+  }
+
   /** StreamOwner: interceptors see each batch before the application. */
   delivered(batch: ConsumerBatch): ConsumerBatch {
     const interceptors = this.config.interceptors;

@@ -6,6 +6,8 @@ import type { ConsumedRecord, ConsumerBatch } from './records.js';
 /** What a stream needs from the consumer that feeds it. */
 export interface StreamOwner {
   readonly maxPollRecords: number;
+  /** Longest run of back-to-back deliveries before stepping out to the event loop (ms). */
+  readonly yieldIntervalMs: number;
   /** A batch is about to be handed to the application (positions, interceptors, poll timer). */
   delivered(batch: ConsumerBatch): ConsumerBatch;
   /** The stream drained data: partitions may be fetchable again. */
@@ -91,9 +93,9 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
    *
    * A reader that never awaits anything but this stream would, with data always buffered, run
    * from resolved promise to resolved promise without ever letting timers and sockets run (the
-   * microtask queue is drained before the event loop moves on). So every 10 ms of uninterrupted
-   * delivery, take() steps out to the event loop once: heartbeats, fetch responses and timers
-   * keep flowing however fast the application consumes.
+   * microtask queue is drained before the event loop moves on). So after yieldIntervalMs (2 ms by
+   * default) of uninterrupted delivery, take() steps out to the event loop once: heartbeats, fetch
+   * responses and timers keep flowing however fast the application consumes.
    */
   async take(): Promise<ConsumerBatch | null> {
     for (;;) {
@@ -106,7 +108,7 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
       const batch = this.poll();
       if (batch !== null) {
         const now = performance.now();
-        if (now - this.lastYield > 10) {
+        if (now - this.lastYield > this.owner.yieldIntervalMs) {
           await yieldToLoop();
           this.lastYield = performance.now();
         }
