@@ -40,3 +40,4 @@ export {
 export { useKafka, type TestKafka } from './testing.js';
 export { BrokerError } from './errors.js';
 export { cacheDir, repoRoot } from './paths.js';
+export { writeTransactions, transactionsSource, type TransactionsOptions, type TransactionsResult, type TransactionalRecord, type TransactionOutcome } from './transactions.js';
