@@ -40,3 +40,4 @@ export {
 export { FrameSplitter } from './framing.js';
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';
 export * from './records/index.js';
+export * from './conformance/index.js';

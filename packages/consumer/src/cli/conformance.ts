@@ -1,0 +1,57 @@
+// `kwire conformance DIR`: the conformance runner of @kwire/protocol over capture folders.
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { formatMarkdownTable, formatReport, runConformance } from '@kwire/protocol';
+
+const USAGE = `usage: kwire conformance DIR [--require-full-coverage] [--verbose] [--markdown] [--json]
+
+Decodes every request and response frame of the captures under DIR (folders written by
+\`kwire record\`), re-encodes each with kwire's codec and compares the bytes; decodes the record
+batches of Fetch and Produce frames and the consumer protocol inside JoinGroup/SyncGroup; checks
+the facts of each capture's manifest.json. Prints a table per API and version. APIs and versions
+kwire does not model are counted as skipped.
+
+  --require-full-coverage  also fail unless every API/version of the codec's scope passed
+                           (default: what DIR/conformance.json says)
+  --verbose                list every fact checked, not only failed ones
+  --markdown               print the table as Markdown instead
+  --json                   print the whole report as JSON instead
+
+Exit code: 0 when everything passed, 1 on any failure, 2 for bad usage.
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'require-full-coverage': { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      markdown: { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(USAGE);
+    return 2;
+  }
+  const dir = positionals[0]!;
+  if (!existsSync(dir)) {
+    process.stderr.write(`kwire conformance: ${dir} does not exist\n`);
+    return 2;
+  }
+  const report = runConformance(dir, values['require-full-coverage'] ? { requireFullCoverage: true } : {});
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (values.markdown) process.stdout.write(formatMarkdownTable(report));
+  else process.stdout.write(formatReport(report, { verbose: values.verbose }));
+  if (report.captures.length === 0) {
+    process.stderr.write(`kwire conformance: no captures under ${dir} (a capture is a folder with index.jsonl)\n`);
+    return 1;
+  }
+  return report.ok ? 0 : 1;
+}
