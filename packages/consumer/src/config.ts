@@ -37,6 +37,19 @@ export interface ConsumerConfig {
   groupId?: string;
   /** group.instance.id: static membership. */
   groupInstanceId?: string;
+  /** group.protocol: 'classic' (JoinGroup/SyncGroup, the default) or 'consumer' (KIP-848). */
+  groupProtocol?: 'classic' | 'consumer';
+  /** With groupProtocol 'consumer' on a broker without KIP-848: use classic instead of failing. */
+  groupProtocolFallback?: boolean;
+  /** group.remote.assignor: the broker-side assignor for KIP-848 groups ('uniform', 'range'); broker default when unset. */
+  groupRemoteAssignor?: string;
+  /**
+   * partition.assignment.strategy: assignor names ('range', 'roundrobin', 'sticky',
+   * 'cooperative-sticky') or Assignor objects, in order of preference. Default, as Java:
+   * ['range', 'cooperative-sticky'] (eager rebalances: every assignor must be cooperative for
+   * cooperative ones).
+   */
+  partitionAssignmentStrategy?: readonly (string | import('./group/assignors/index.js').Assignor)[];
   /** key.deserializer (default 'buffer') */
   keyDeserializer?: Deserializer;
   /** value.deserializer (default 'buffer') */
@@ -104,6 +117,9 @@ export const JAVA_NAMES: Readonly<Record<string, string>> = {
   clientId: 'client.id',
   groupId: 'group.id',
   groupInstanceId: 'group.instance.id',
+  groupProtocol: 'group.protocol',
+  groupRemoteAssignor: 'group.remote.assignor',
+  partitionAssignmentStrategy: 'partition.assignment.strategy',
   keyDeserializer: 'key.deserializer',
   valueDeserializer: 'value.deserializer',
   enableAutoCommit: 'enable.auto.commit',
@@ -136,6 +152,10 @@ export interface ResolvedConfig {
   clientId: string;
   groupId: string | undefined;
   groupInstanceId: string | undefined;
+  groupProtocol: 'classic' | 'consumer';
+  groupProtocolFallback: boolean;
+  groupRemoteAssignor: string | undefined;
+  partitionAssignmentStrategy: readonly (string | import('./group/assignors/index.js').Assignor)[];
   keyDeserializer: Deserializer;
   valueDeserializer: Deserializer;
   enableAutoCommit: boolean;
@@ -213,6 +233,21 @@ function deserializer(config: Record<string, unknown>, key: string): Deserialize
   throw new ConfigError(`${name(key)} must be 'buffer', 'string', 'json' or a function, not ${JSON.stringify(raw)}`);
 }
 
+function strategies(config: Record<string, unknown>): readonly (string | import('./group/assignors/index.js').Assignor)[] {
+  const raw = config.partitionAssignmentStrategy;
+  if (raw === undefined) return ['range', 'cooperative-sticky'];
+  // A properties file gives "range,cooperative-sticky".
+  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+  if (!Array.isArray(list) || list.length === 0) throw new ConfigError(`${name('partitionAssignmentStrategy')} must be a non-empty list of assignor names or objects`);
+  for (const a of list) {
+    if (typeof a === 'string') continue;
+    if (typeof a !== 'object' || a === null || typeof (a as { name?: unknown }).name !== 'string' || typeof (a as { assign?: unknown }).assign !== 'function') {
+      throw new ConfigError(`${name('partitionAssignmentStrategy')}: ${JSON.stringify(a)} is neither an assignor name nor an Assignor`);
+    }
+  }
+  return list as (string | import('./group/assignors/index.js').Assignor)[];
+}
+
 export function parseBootstrap(value: unknown): { host: string; port: number }[] {
   const list = typeof value === 'string' ? value.split(',') : Array.isArray(value) ? value : undefined;
   if (!list || list.length === 0) throw new ConfigError('bootstrapServers (bootstrap.servers) is required: "host:port[,host:port...]"');
@@ -232,7 +267,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'logger'].includes(key)) {
+    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger'].includes(key)) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
     }
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
@@ -268,6 +303,10 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     clientId: optionalString(config, 'clientId') ?? 'kwire',
     groupId: optionalString(config, 'groupId'),
     groupInstanceId: optionalString(config, 'groupInstanceId'),
+    groupProtocol: oneOf(config, 'groupProtocol', ['classic', 'consumer'] as const, 'classic'),
+    groupProtocolFallback: bool(config, 'groupProtocolFallback', false),
+    groupRemoteAssignor: optionalString(config, 'groupRemoteAssignor'),
+    partitionAssignmentStrategy: strategies(config),
     keyDeserializer: deserializer(config, 'keyDeserializer'),
     valueDeserializer: deserializer(config, 'valueDeserializer'),
     enableAutoCommit: bool(config, 'enableAutoCommit', true),

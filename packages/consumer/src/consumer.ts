@@ -1,8 +1,13 @@
-import { BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { EventEmitter } from 'node:events';
+import { BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { MetadataCache } from './cluster/metadata.js';
 import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
-import { ClosedError, ConfigError } from './errors.js';
+import { BrokerResponseError, ClosedError, ConfigError } from './errors.js';
+import { resolveAssignors } from './group/assignors/index.js';
+import { GroupManager, type RebalanceListener, type Subscription } from './group/group-manager.js';
+import type { GroupEventName } from './group/membership.js';
+import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats } from './fetch/fetcher.js';
 import { PartitionState, tpKey } from './fetch/partition.js';
 import { ConsumerBatch, type ConsumedRecord } from './records.js';
@@ -37,10 +42,15 @@ export interface RunOptions<K = unknown, V = unknown> {
   eachMessage?: (payload: EachMessagePayload<K, V>) => Promise<void> | void;
 }
 
+/** Group events, each with a detail object (why, partitions, member id, generation...). */
+export type ConsumerEvents = { [K in GroupEventName]: [detail: Record<string, unknown>] } & { error: [err: Error] };
+
 export interface ConsumerMetrics extends FetcherStats {
   /** Fetched bytes not yet handed to the application and released (decompressed size). */
   bufferedBytes: number;
   assignedPartitions: number;
+  /** The buffer pool shared by socket frames and decompression: hits are reused buffers. */
+  pool: BufferPoolStats;
 }
 
 /**
@@ -54,7 +64,7 @@ export interface ConsumerMetrics extends FetcherStats {
  * consumer itself), or N streams per topic from streams({ topic: N }). A partition feeds exactly
  * one stream; a topic's partitions are spread over its streams (partition p goes to stream p mod N).
  */
-export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
+export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch>, StreamOwner {
   readonly config: ResolvedConfig;
   readonly metadata: MetadataCache;
   readonly pool: BrokerPool;
@@ -63,10 +73,13 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
   private readonly defaultStream: MessageStream;
   private readonly topicStreams = new Map<string, MessageStream[]>();
   private connected: Promise<void> | undefined;
+  private group: GroupManager | undefined;
+  private manual = false;
   private closing: Promise<void> | undefined;
   private closed = false;
 
   constructor(config: ConsumerConfig | Record<string, unknown>) {
+    super();
     this.config = resolveConfig(config);
     const c = this.config;
     // One pool for both: a Fetch frame's memory goes from the socket to the record decoder and
@@ -140,6 +153,8 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
    */
   async assign(assignments: readonly PartitionAssignment[]): Promise<void> {
     if (this.closed) throw new ClosedError('the consumer');
+    if (this.group) throw new ConfigError('assign() and subscribe() exclude each other: this consumer is subscribed to a group');
+    this.manual = true;
     const wanted = new Map<string, PartitionAssignment>();
     for (const a of assignments) {
       if (typeof a?.topic !== 'string' || !a.topic || !Number.isInteger(a.partition) || a.partition < 0) {
@@ -166,6 +181,116 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
     else if (this.config.autoOffsetReset === 'none') {
       throw new ConfigError(`${state.topic}-${state.partition}: no offset given and auto.offset.reset is none`);
     } else state.requestReset(this.config.autoOffsetReset);
+  }
+
+  /**
+   * Joins the consumer group (groupId) and consumes the topics (or the topics matching the
+   * pattern, as they come and go) with the partitions the group gives this member. Resolves once
+   * the membership has started; `await consumer.assigned()` waits for the first assignment.
+   */
+  async subscribe(subscription: Subscription, listener?: RebalanceListener): Promise<void> {
+    if (this.closed) throw new ClosedError('the consumer');
+    if (this.manual) throw new ConfigError('assign() and subscribe() exclude each other: this consumer has a manual assignment');
+    if (!this.config.groupId) throw new ConfigError('subscribe() needs groupId (group.id)');
+    await this.connect();
+    if (!this.group) {
+      let protocol = this.config.groupProtocol;
+      if (protocol === 'consumer') {
+        const conn = await this.pool.leastLoaded();
+        if (!conn.apiVersions.has(68)) {
+          if (!this.config.groupProtocolFallback) {
+            throw new ConfigError('groupProtocol is consumer (KIP-848) but the broker does not offer ConsumerGroupHeartbeat: enable it on the cluster, or set groupProtocolFallback to use classic');
+          }
+          this.config.logger.warn('the broker lacks KIP-848: falling back to the classic group protocol', { groupId: this.config.groupId });
+          protocol = 'classic';
+        }
+      }
+      this.group = new GroupManager({
+        config: this.config,
+        pool: this.pool,
+        metadata: this.metadata,
+        fetcher: this.fetcher,
+        assignors: resolveAssignors(this.config.partitionAssignmentStrategy),
+        protocol,
+        streamFor: (topic, partition) => this.streamFor(topic, partition),
+        emit: (name, detail) => {
+          this.emit(name, detail);
+          if (name === 'fatal') {
+            const err = detail.error as Error;
+            if (this.listenerCount('error') > 0) this.emit('error', err);
+            for (const s of this.allStreams()) s.fail(err);
+          }
+        },
+        isClosed: () => this.closed,
+      });
+    }
+    this.group.subscribe(subscription, listener);
+  }
+
+  /** Resolves when the group has first given this member its partitions (rejects if the membership fails). */
+  assigned(): Promise<void> {
+    if (!this.group) return Promise.reject(new ConfigError('assigned() is for subscribed consumers'));
+    return this.group.membership.ready;
+  }
+
+  /**
+   * Commits offsets to the group: the given ones, or the processed position of every owned
+   * partition (the offset after the last record of the last batch the application released).
+   * Rejects with CommitFailedError when the group refuses (e.g. a rebalance is under way).
+   */
+  commitSync(offsets?: readonly OffsetToCommit[]): Promise<void> {
+    if (!this.group) return Promise.reject(new ConfigError('commits need a group: subscribe() first'));
+    return this.group.commit(offsets);
+  }
+
+  /** commitSync without waiting; errors go to the callback (or the 'error' event, or the log). */
+  commitAsync(offsets?: readonly OffsetToCommit[], callback?: (err: Error | undefined) => void): void {
+    this.commitSync(offsets).then(
+      () => callback?.(undefined),
+      (err: Error) => {
+        if (callback) callback(err);
+        else this.config.logger.warn('commitAsync failed', { error: err.message });
+      },
+    );
+  }
+
+  /** The group's committed offsets for these partitions (null where none). */
+  async committed(tps: readonly TopicPartition[]): Promise<Map<string, CommittedOffset | null>> {
+    if (!this.group) throw new ConfigError('committed() needs a group: subscribe() first');
+    const id = this.group.membership.identity();
+    return this.group.offsets.fetch(tps, {
+      generationIdOrMemberEpoch: id?.generation ?? -1,
+      memberId: id?.memberId ?? '',
+      groupInstanceId: id?.groupInstanceId ?? null,
+      consumerProtocol: id?.consumerProtocol ?? false,
+    });
+  }
+
+  /** The member's place in its group, when it has one. */
+  groupMetadata(): { groupId: string; memberId: string; generationId: number } | undefined {
+    const id = this.group?.membership.identity();
+    return id && { groupId: this.config.groupId!, memberId: id.memberId, generationId: id.generation };
+  }
+
+  private allStreams(): MessageStream[] {
+    return [this.defaultStream, ...[...this.topicStreams.values()].flat()];
+  }
+
+  /**
+   * The partitions of a topic (Java's partitionsFor), from metadata, refreshed if the topic is not
+   * known yet. Rejects with a BrokerResponseError (UNKNOWN_TOPIC_OR_PARTITION, ...) when it does
+   * not exist or is not visible.
+   */
+  async partitionsFor(topic: string): Promise<number[]> {
+    await this.connect();
+    this.metadata.want([topic]);
+    let info = this.metadata.topics.get(topic);
+    if (!info || info.errorCode !== 0) {
+      await this.metadata.refresh(`partitions of ${topic} asked for`);
+      info = this.metadata.topics.get(topic);
+    }
+    if (!info || info.errorCode !== 0) throw new BrokerResponseError(info?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic}`);
+    return info.partitions.filter((p) => p !== undefined).map((p) => p.partition);
   }
 
   /** The partitions assigned now. */
@@ -227,7 +352,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
   async run<K = unknown, V = unknown>(options: RunOptions<K, V>): Promise<void> {
     const { eachBatch, eachMessage } = options;
     if ((eachBatch === undefined) === (eachMessage === undefined)) throw new ConfigError('run() needs exactly one of eachBatch and eachMessage');
-    const streams = [this.defaultStream, ...[...this.topicStreams.values()].flat()];
+    const streams = this.allStreams();
     await Promise.all(
       streams.map(async (stream) => {
         for (;;) {
@@ -282,7 +407,7 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
   }
 
   metrics(): ConsumerMetrics {
-    return { ...this.fetcher.stats, bufferedBytes: this.fetcher.buffered, assignedPartitions: this.fetcher.partitions.size };
+    return { ...this.fetcher.stats, bufferedBytes: this.fetcher.buffered, assignedPartitions: this.fetcher.partitions.size, pool: this.bufferPool.stats };
   }
 
   private state(tp: TopicPartition): PartitionState {
@@ -297,10 +422,12 @@ export class Consumer implements AsyncIterable<ConsumerBatch>, StreamOwner {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // A group member commits what was processed and leaves (or, static, goes quiet) first.
+      await this.group?.close().catch((err: unknown) => this.config.logger.warn('leaving the group failed', { error: (err as Error).message }));
       this.closed = true;
       this.metadata.close();
       const fetcher = this.fetcher.close();
-      for (const s of [this.defaultStream, ...[...this.topicStreams.values()].flat()]) s.close();
+      for (const s of this.allStreams()) s.close();
       await fetcher;
       for (const i of this.config.interceptors) i.close?.();
       await this.pool.close();

@@ -1,5 +1,5 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
-export { Consumer, createConsumer, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
+export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
 export { MessageStream } from './streams.js';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
@@ -19,3 +19,9 @@ export {
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
 export { MetadataCache, type BrokerInfo, type TopicInfo, type PartitionInfo, type MetadataChange } from './cluster/metadata.js';
 export * from './connection/index.js';
+export { coordinatorPartition, javaStringHashCode } from './group/coordinator.js';
+export { CommitFailedError, type OffsetToCommit, type CommittedOffset } from './group/offsets.js';
+export { FatalGroupError } from './group/classic.js';
+export type { RebalanceListener, Subscription } from './group/group-manager.js';
+export type { GroupEventName } from './group/membership.js';
+export * from './group/assignors/index.js';

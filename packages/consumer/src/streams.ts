@@ -135,7 +135,7 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
           drained = true;
           continue;
         }
-        if (state.paused) {
+        if (state.paused || state.revoking) {
           i++;
           continue;
         }

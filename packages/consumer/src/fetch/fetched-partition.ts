@@ -138,7 +138,11 @@ export class FetchedPartition {
     if (out.length === 0) return null;
     this.frame.retain();
     const frame = this.frame;
+    const generation = this.generation;
+    const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
+    state.delivered();
     return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, () => {
+      state.released(generation, nextOffset, leaderEpoch);
       for (const h of holds) h.releaseSlice();
       frame.release();
     });

@@ -37,6 +37,18 @@ export class PartitionState {
   backoffUntil = 0;
   /** An error the application must see (auto.offset.reset=none, authorization). */
   error: Error | undefined;
+  /**
+   * The offset after the last record of the last batch the application released (its loop moved
+   * on, its callback settled): what commits are made of, so nothing is committed before the
+   * application is done with it. With the leader epoch of that record, for the commit.
+   */
+  processed: bigint | null = null;
+  processedLeaderEpoch = -1;
+  /** Batches delivered and not yet released, with the time of the oldest (max.poll.interval.ms). */
+  outstanding = 0;
+  /** Being handed over in a rebalance: nothing more is delivered from it. */
+  revoking = false;
+  private readonly waiters: (() => void)[] = [];
 
   constructor(
     readonly topic: string,
@@ -49,9 +61,38 @@ export class PartitionState {
   seek(offset: bigint): void {
     this.position = offset;
     this.fetchPosition = offset;
+    this.processed = offset;
+    this.processedLeaderEpoch = -1;
     this.reset = null;
     this.generation++;
     this.error = undefined;
+  }
+
+  /** A batch of this partition went to the application. */
+  delivered(): void {
+    this.outstanding++;
+  }
+
+  /** A delivered batch was released: the application is done with everything before `nextOffset`. */
+  released(generation: number, nextOffset: bigint, leaderEpoch: number): void {
+    this.outstanding--;
+    if (generation === this.generation && (this.processed === null || nextOffset > this.processed)) {
+      this.processed = nextOffset;
+      this.processedLeaderEpoch = leaderEpoch;
+    }
+    if (this.outstanding === 0) for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves when every delivered batch of the partition has been released (or after `ms`). */
+  whenReleased(ms: number): Promise<boolean> {
+    if (this.outstanding <= 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   requestReset(policy: 'earliest' | 'latest'): void {

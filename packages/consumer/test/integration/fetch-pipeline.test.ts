@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch } from '../../src/index.js';
+import { createConsumer, isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch, type KeptRecord } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 
 let kafka: TestKafka;
@@ -29,8 +29,8 @@ function consumer(extra: Record<string, unknown> = {}): Consumer {
 }
 
 /** Reads `n` records from the consumer's default stream (or fails after `ms`). */
-async function take(c: AsyncIterable<ConsumerBatch>, n: number, ms = 30_000, keep = (b: ConsumerBatch) => b.records.map((r) => r.keep())) {
-  const out: ReturnType<typeof keep> = [];
+async function take<T = KeptRecord>(c: AsyncIterable<ConsumerBatch>, n: number, ms = 30_000, keep: (b: ConsumerBatch) => T[] = (b) => b.records.map((r) => r.keep()) as T[]): Promise<T[]> {
+  const out: T[] = [];
   const deadline = Date.now() + ms;
   for await (const batch of c) {
     out.push(...keep(batch));
@@ -182,6 +182,48 @@ test('a kept record outlives its batch; a released record refuses to be read', a
   assert.ok(batch!.isReleased);
   assert.is((kept.value as Buffer).toString(), 'keep me', 'the copy survives');
   assert.throws(() => live.wire.value, /released/);
+});
+
+test('pooled memory is reused: large fetch frames and decompression buffers come back from the pool', async () => {
+  const topic = `pool-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producerPerformance(kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4' });
+  const c = consumer({ maxPartitionFetchBytes: 256 * 1024 });
+  await c.assign([{ topic, partition: 0 }]);
+  const records = await take(c, 20_000, 60_000, (b) => b.records.map(() => 1));
+  assert.is(records.length, 20_000);
+  const { pool, fetches } = c.metrics();
+  assert.ok(fetches > 10, `${fetches} fetches`);
+  assert.ok(pool.hits > pool.misses, `pool hits ${pool.hits} vs misses ${pool.misses}: buffers are reused`);
+  await c.close();
+  assert.is(c.metrics().bufferedBytes, 0, 'nothing left buffered after close');
+});
+
+test('interceptors see each batch before the application and may filter it; onCommit is not called without a group', async () => {
+  const topic = `intercept-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`v${i}`) })));
+  const seenByInterceptor: number[] = [];
+  let closed = false;
+  const c = consumer({
+    valueDeserializer: 'string',
+    interceptors: [
+      {
+        onConsume: (records: readonly unknown[]) => {
+          const rs = records as { offset: bigint; value: string }[];
+          seenByInterceptor.push(...rs.map((r) => Number(r.offset)));
+          return rs.filter((r) => Number(r.offset) % 2 === 0);
+        },
+        close: () => (closed = true),
+      },
+    ],
+  });
+  await c.assign([{ topic, partition: 0 }]);
+  const got = await take(c, 5);
+  assert.equal(got.map((r) => Number(r.offset)), [0, 2, 4, 6, 8], 'the interceptor\'s filtered list is what the application gets');
+  assert.ok(seenByInterceptor.length >= 9);
+  await c.close();
+  assert.ok(closed, 'interceptors are closed with the consumer');
 });
 
 test.run();

@@ -1,0 +1,424 @@
+import { ErrorCode, errorFor, Heartbeat, JoinGroup, LeaveGroup, SyncGroup, type JoinGroupResponseMember } from '@kwire/protocol';
+import type { MetadataCache } from '../cluster/metadata.js';
+import type { ResolvedConfig } from '../config.js';
+import { BrokerResponseError, KafkaError } from '../errors.js';
+import { commonRebalanceProtocol, type Assignor, type MemberSubscription } from './assignors/index.js';
+import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from './consumer-protocol.js';
+import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
+import { difference, tpString, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
+import type { TopicPartition } from './offsets.js';
+
+/** Errors after which the member cannot go on: the application must hear about them. */
+const FATAL = new Set<number>([
+  ErrorCode.FENCED_INSTANCE_ID,
+  ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+  ErrorCode.INVALID_SESSION_TIMEOUT,
+  ErrorCode.GROUP_MAX_SIZE_REACHED,
+  ErrorCode.INVALID_GROUP_ID,
+  ErrorCode.GROUP_AUTHORIZATION_FAILED,
+  ErrorCode.UNSUPPORTED_VERSION,
+  ErrorCode.INVALID_REQUEST,
+]);
+
+export class FatalGroupError extends BrokerResponseError {
+  override name = 'FatalGroupError';
+}
+
+/** A rejoin is needed; `why` says what for (every rejoin carries a reason, as franz-go's manage loop). */
+class Rejoin extends Error {
+  constructor(readonly why: string) {
+    super(why);
+  }
+}
+
+export interface ClassicOptions {
+  config: ResolvedConfig;
+  metadata: MetadataCache;
+  coordinator: GroupCoordinator;
+  assignors: readonly Assignor[];
+  host: MembershipHost;
+}
+
+/**
+ * A member of a classic consumer group: JoinGroup (with the MEMBER_ID_REQUIRED two-step), the
+ * leader's assignment, SyncGroup, then heartbeats on their own timer until something asks for a
+ * rejoin, each rejoin with a reason. Eager assignors give everything up before joining;
+ * cooperative ones keep their partitions, give up only what the new assignment moves, and rejoin
+ * at once so that the other member can take it (the second round of an incremental rebalance).
+ * Error reactions follow the Java client's AbstractCoordinator.
+ */
+export class ClassicMembership implements Membership {
+  private memberId = '';
+  private generationId = -1;
+  private protocolName: string | null = null;
+  /** The last assignment from SyncGroup and its generation (the sticky assignors report it). */
+  private lastAssignment: { partitions: TopicPartition[]; generationId: number } | null = null;
+  private stopped = false;
+  private left = false;
+  private running: Promise<void> | undefined;
+  private pendingRejoin: string | undefined;
+  private wake: (() => void) | undefined;
+  private readonly protocol: 'eager' | 'cooperative';
+  private resolveReady!: () => void;
+  private rejectReady!: (err: Error) => void;
+  readonly ready: Promise<void>;
+
+  constructor(private readonly options: ClassicOptions) {
+    // The rebalance protocol is the newest one every configured assignor supports (as Java does):
+    // the default [range, cooperative-sticky] is eager; [cooperative-sticky] alone is cooperative.
+    this.protocol = commonRebalanceProtocol(options.assignors);
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    // An unobserved failure before anyone awaits `ready` must not become an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  get rebalanceProtocol(): 'eager' | 'cooperative' {
+    return this.protocol;
+  }
+
+  identity(): GroupIdentity | undefined {
+    if (this.generationId < 0 && this.memberId === '') return undefined;
+    return { memberId: this.memberId, generation: this.generationId, groupInstanceId: this.options.config.groupInstanceId ?? null, consumerProtocol: false };
+  }
+
+  start(): void {
+    this.running ??= this.manage();
+  }
+
+  rejoin(why: string): void {
+    this.left = false;
+    this.pendingRejoin ??= why;
+    this.wake?.();
+    this.start();
+  }
+
+  private get log() {
+    return this.options.config.logger;
+  }
+
+  private get groupId(): string {
+    return this.options.config.groupId!;
+  }
+
+  private async manage(): Promise<void> {
+    let why = 'joining the group';
+    while (!this.stopped) {
+      if (this.left) {
+        // Left (max.poll.interval.ms exceeded): wait until the application pulls again.
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        why = this.pendingRejoin ?? 'rejoining after leaving';
+        this.pendingRejoin = undefined;
+        continue;
+      }
+      try {
+        this.options.host.event('rebalance', { why, memberId: this.memberId, generationId: this.generationId });
+        this.log.info('joining group', { groupId: this.groupId, why });
+        await this.joinAndSync(why);
+        why = await this.heartbeatUntilRejoin();
+      } catch (err) {
+        if (this.stopped) return;
+        if (err instanceof Rejoin) {
+          why = err.why;
+          continue;
+        }
+        if (err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError))) {
+          this.log.error('group membership failed', { groupId: this.groupId, error: (err as Error).message });
+          this.options.host.event('fatal', { error: err });
+          this.rejectReady(err as Error);
+          this.stopped = true;
+          return;
+        }
+        why = `retrying after ${(err as Error).message}`;
+        this.log.warn('group request failed', { groupId: this.groupId, error: (err as Error).message });
+        await this.sleep(this.options.config.retryBackoffMs);
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when rejoin()/stop() wakes the loop. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    }).finally(() => (this.wake = undefined));
+  }
+
+  /** Generation or member id reset: everything owned is lost (no commit), as Java's onJoinPrepare. */
+  private async loseAll(why: string): Promise<void> {
+    const owned = this.options.host.owned();
+    if (owned.length) await this.options.host.lose(owned, why);
+  }
+
+  private fatal(code: number, context: string): never {
+    throw new FatalGroupError(code, context);
+  }
+
+  private async joinAndSync(why: string): Promise<void> {
+    const { config, coordinator, host, assignors } = this.options;
+    // Eager: hand everything back first (committing what was processed), as Java's onJoinPrepare.
+    if (this.protocol === 'eager') {
+      const owned = host.owned();
+      if (owned.length) await host.revoke(owned, `rebalance: ${why}`);
+    }
+    let join;
+    for (let attempt = 0; ; attempt++) {
+      const conn = await coordinator.connection();
+      const topics = [...host.subscribedTopics()].sort();
+      const owned = host.owned();
+      const protocols = assignors.map((a) => ({
+        name: a.name,
+        metadata: encodeSubscription({
+          topics,
+          // As Java: only the assignor the group last chose remembers the last assignment.
+          userData: a.subscriptionUserData({ topics, ownedPartitions: owned, generationId: this.generationId, lastAssignment: a.name === this.protocolName ? this.lastAssignment : null }),
+          ownedPartitions: owned,
+          generationId: this.generationId,
+          rackId: config.clientRack || null,
+        }),
+      }));
+      try {
+        join = await conn.request(
+          JoinGroup,
+          {
+            groupId: this.groupId,
+            sessionTimeoutMs: config.sessionTimeoutMs,
+            rebalanceTimeoutMs: config.maxPollIntervalMs,
+            memberId: this.memberId,
+            groupInstanceId: config.groupInstanceId ?? null,
+            protocolType: 'consumer',
+            protocols,
+            reason: why,
+          },
+          // The coordinator parks a JoinGroup until every member has joined (up to the rebalance timeout).
+          { timeoutMs: config.maxPollIntervalMs + config.requestTimeoutMs + 5_000 },
+        );
+      } catch (err) {
+        coordinator.markDead(`JoinGroup failed: ${(err as Error).message}`);
+        throw err;
+      }
+      const code = join.errorCode;
+      if (code === 0) break;
+      if (code === ErrorCode.MEMBER_ID_REQUIRED) {
+        // KIP-394: the coordinator hands a new dynamic member its id; join again with it at once.
+        this.memberId = join.memberId;
+        this.log.debug('member id assigned', { groupId: this.groupId, memberId: this.memberId });
+        continue;
+      }
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID) {
+        this.memberId = '';
+        this.generationId = -1;
+        await this.loseAll('unknown member id');
+        continue;
+      }
+      if (COORDINATOR_MOVED.has(code)) {
+        // Look it up again, but not in a tight loop: right after the offsets topic is created the
+        // same broker answers NOT_COORDINATOR until the group's partition is loaded.
+        coordinator.markDead(`JoinGroup: ${errorFor(code).name}`);
+        await this.sleep(config.retryBackoffMs);
+        continue;
+      }
+      if (code === COORDINATOR_LOADING || code === ErrorCode.REBALANCE_IN_PROGRESS) {
+        await this.sleep(config.retryBackoffMs);
+        continue;
+      }
+      if (FATAL.has(code)) this.fatal(code, `JoinGroup ${this.groupId}`);
+      if (!errorFor(code).retriable || attempt > 20) throw new BrokerResponseError(code, `JoinGroup ${this.groupId}`);
+      await this.sleep(config.retryBackoffMs);
+    }
+    this.memberId = join.memberId;
+    this.generationId = join.generationId;
+    this.protocolName = join.protocolName;
+    const leader = join.leader === this.memberId;
+    host.event('joined', { memberId: this.memberId, generationId: this.generationId, leader, protocol: this.protocolName, members: join.members.length });
+    this.log.info('joined group', { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, leader, protocol: this.protocolName });
+
+    let assignments: { memberId: string; assignment: Buffer }[] = [];
+    if (leader && !join.skipAssignment) assignments = await this.computeAssignment(join.members, join.protocolName);
+    const conn = await coordinator.connection();
+    let sync;
+    try {
+      sync = await conn.request(SyncGroup, {
+        groupId: this.groupId,
+        generationId: this.generationId,
+        memberId: this.memberId,
+        groupInstanceId: config.groupInstanceId ?? null,
+        protocolType: 'consumer',
+        protocolName: this.protocolName,
+        assignments,
+      });
+    } catch (err) {
+      coordinator.markDead(`SyncGroup failed: ${(err as Error).message}`);
+      throw err;
+    }
+    const code = sync.errorCode;
+    if (code !== 0) {
+      if (code === ErrorCode.REBALANCE_IN_PROGRESS) throw new Rejoin('the group rebalanced again during SyncGroup');
+      if (code === ErrorCode.ILLEGAL_GENERATION) {
+        this.generationId = -1;
+        await this.loseAll('illegal generation (SyncGroup)');
+        throw new Rejoin('illegal generation in SyncGroup');
+      }
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID) {
+        this.memberId = '';
+        this.generationId = -1;
+        await this.loseAll('unknown member id (SyncGroup)');
+        throw new Rejoin('unknown member id in SyncGroup');
+      }
+      if (COORDINATOR_MOVED.has(code)) {
+        coordinator.markDead(`SyncGroup: ${errorFor(code).name}`);
+        throw new Rejoin(`coordinator moved (${errorFor(code).name})`);
+      }
+      if (FATAL.has(code)) this.fatal(code, `SyncGroup ${this.groupId}`);
+      throw new BrokerResponseError(code, `SyncGroup ${this.groupId}`);
+    }
+    if (sync.protocolName !== null && sync.protocolName !== this.protocolName) {
+      this.fatal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `SyncGroup answered protocol ${sync.protocolName}, joined with ${this.protocolName}`);
+    }
+    // An empty assignment (a member the leader left out) means no partitions.
+    const assigned = decodeAssignment(sync.assignment).partitions;
+    this.lastAssignment = { partitions: assigned, generationId: this.generationId };
+    await this.apply(assigned);
+    this.resolveReady();
+  }
+
+  /** Applies a new assignment: cooperative members give up only what moved, then rejoin. */
+  private async apply(assigned: TopicPartition[]): Promise<void> {
+    const { host } = this.options;
+    const owned = host.owned();
+    const revoked = difference(owned, assigned);
+    const added = difference(assigned, owned);
+    if (revoked.length) {
+      await host.revoke(revoked, `generation ${this.generationId} moves them`);
+      if (this.protocol === 'cooperative') this.pendingRejoin ??= `handing over ${revoked.length} revoked partition(s): ${revoked.map(tpString).join(', ')}`;
+    }
+    if (added.length) await host.assign(added, `generation ${this.generationId}`);
+    host.event('assigned', { generationId: this.generationId, assigned, added, revoked });
+  }
+
+  /** The leader's job: decode every member's subscription, run the chosen assignor, encode. */
+  private async computeAssignment(members: readonly JoinGroupResponseMember[], protocolName: string | null): Promise<{ memberId: string; assignment: Buffer }[]> {
+    const { assignors, metadata } = this.options;
+    const assignor = assignors.find((a) => a.name === protocolName);
+    if (!assignor) this.fatal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `the group chose ${protocolName}, which this member did not offer`);
+    const subscriptions: MemberSubscription[] = members.map((m) => ({ ...decodeSubscription(m.metadata), memberId: m.memberId, groupInstanceId: m.groupInstanceId }));
+    const topics = new Set(subscriptions.flatMap((s) => s.topics));
+    metadata.want(topics);
+    if ([...topics].some((t) => !metadata.topics.has(t))) await metadata.refresh('leader assigning partitions of topics it has no metadata for');
+    const partitionsPerTopic = new Map<string, number>();
+    for (const t of topics) {
+      const info = metadata.topics.get(t);
+      if (info && info.errorCode === 0 && info.partitions.length) partitionsPerTopic.set(t, info.partitions.length);
+    }
+    const result = assignor!.assign({ members: subscriptions, partitionsPerTopic, racksPerPartition: this.racks(partitionsPerTopic) });
+    this.log.debug('leader computed assignment', { groupId: this.groupId, assignor: assignor!.name, members: subscriptions.length, topics: partitionsPerTopic.size });
+    return subscriptions.map((s) => {
+      const a = result.get(s.memberId);
+      return { memberId: s.memberId, assignment: encodeAssignment({ partitions: a?.partitions ?? [], userData: a?.userData ?? null }) };
+    });
+  }
+
+  /** Replica racks per partition (KIP-881), when the brokers have racks; else undefined. */
+  private racks(partitionsPerTopic: ReadonlyMap<string, number>): Map<string, (string[] | null)[]> | undefined {
+    const { metadata } = this.options;
+    if (![...metadata.brokers.values()].some((b) => b.rack)) return undefined;
+    const out = new Map<string, (string[] | null)[]>();
+    for (const topic of partitionsPerTopic.keys()) {
+      const info = metadata.topics.get(topic);
+      if (!info) continue;
+      out.set(
+        topic,
+        info.partitions.map((p) => (p ? p.replicas.map((id) => metadata.brokers.get(id)?.rack).filter((r): r is string => !!r) : null)),
+      );
+    }
+    return out;
+  }
+
+  /** Heartbeats every heartbeat.interval.ms until a rejoin is needed; resolves with its reason. */
+  private async heartbeatUntilRejoin(): Promise<string> {
+    const { config, coordinator, host } = this.options;
+    let lastOk = Date.now();
+    for (;;) {
+      if (this.pendingRejoin !== undefined) {
+        const why = this.pendingRejoin;
+        this.pendingRejoin = undefined;
+        return why;
+      }
+      if (this.stopped || this.left) return 'stopped';
+      await this.sleep(config.heartbeatIntervalMs);
+      if (this.pendingRejoin !== undefined || this.stopped || this.left) continue;
+      let res;
+      try {
+        const conn = await coordinator.connection();
+        res = await conn.request(Heartbeat, { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, groupInstanceId: config.groupInstanceId ?? null });
+      } catch (err) {
+        coordinator.markDead(`heartbeat failed: ${(err as Error).message}`);
+        host.event('heartbeat-error', { error: (err as Error).message, sinceLastOkMs: Date.now() - lastOk });
+        continue;
+      }
+      const code = res.errorCode;
+      if (code === 0) {
+        lastOk = Date.now();
+        continue;
+      }
+      if (code === ErrorCode.REBALANCE_IN_PROGRESS) return 'the group is rebalancing (heartbeat answered REBALANCE_IN_PROGRESS)';
+      if (code === ErrorCode.ILLEGAL_GENERATION) {
+        this.generationId = -1;
+        await this.loseAll('illegal generation (heartbeat)');
+        return 'illegal generation (heartbeat)';
+      }
+      if (code === ErrorCode.UNKNOWN_MEMBER_ID) {
+        this.memberId = '';
+        this.generationId = -1;
+        await this.loseAll('unknown member id (heartbeat): the session expired');
+        return 'unknown member id (heartbeat)';
+      }
+      if (COORDINATOR_MOVED.has(code)) {
+        coordinator.markDead(`heartbeat: ${errorFor(code).name}`);
+        await this.sleep(config.retryBackoffMs);
+        continue;
+      }
+      if (FATAL.has(code)) this.fatal(code, `Heartbeat ${this.groupId}`);
+      host.event('heartbeat-error', { error: errorFor(code).name });
+    }
+  }
+
+  /**
+   * Leaves the group: commits and gives up what is owned, then LeaveGroup for a dynamic member (a
+   * static member just goes quiet: its session timeout keeps its place, so a restart costs no
+   * rebalance).
+   */
+  async leave(why: string): Promise<void> {
+    const { config, coordinator, host } = this.options;
+    this.left = true;
+    this.wake?.();
+    const owned = host.owned();
+    if (owned.length) await host.revoke(owned, `leaving: ${why}`);
+    if (config.groupInstanceId === undefined && this.memberId !== '') {
+      try {
+        const conn = await coordinator.connection();
+        const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: Math.min(config.requestTimeoutMs, 5_000) });
+        if (res.errorCode !== 0) this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: errorFor(res.errorCode).name });
+      } catch (err) {
+        this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: (err as Error).message });
+      }
+      this.memberId = '';
+      this.generationId = -1;
+    }
+    host.event('left', { why });
+  }
+
+  async stop(why: string): Promise<void> {
+    if (this.stopped) return;
+    await this.leave(why);
+    this.stopped = true;
+    this.wake?.();
+    await this.running?.catch(() => {});
+  }
+}

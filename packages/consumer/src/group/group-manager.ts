@@ -1,0 +1,291 @@
+import type { MetadataCache } from '../cluster/metadata.js';
+import type { ResolvedConfig } from '../config.js';
+import { ConfigError, isKafkaError } from '../errors.js';
+import type { Fetcher } from '../fetch/fetcher.js';
+import { PartitionState, tpKey } from '../fetch/partition.js';
+import type { MessageStream } from '../streams.js';
+import type { BrokerPool } from '../connection/index.js';
+import type { Assignor } from './assignors/index.js';
+import { ClassicMembership } from './classic.js';
+import { GroupCoordinator } from './coordinator.js';
+import { ConsumerGroupMembership } from './kip848.js';
+import type { GroupEventName, Membership, MembershipHost } from './membership.js';
+import { CommitFailedError, OffsetStore, type OffsetToCommit, type TopicPartition } from './offsets.js';
+
+/** Called around assignment changes, as the Java client's ConsumerRebalanceListener. */
+export interface RebalanceListener {
+  /** Partitions are going away in a clean handover: commit what you need to, now. */
+  onPartitionsRevoked?(partitions: TopicPartition[]): Promise<void> | void;
+  onPartitionsAssigned?(partitions: TopicPartition[]): Promise<void> | void;
+  /** Partitions are gone without a handover (fenced, session expired): do not commit them. */
+  onPartitionsLost?(partitions: TopicPartition[]): Promise<void> | void;
+}
+
+export type Subscription = { topics: readonly string[] } | { pattern: RegExp | string };
+
+export interface GroupManagerOptions {
+  config: ResolvedConfig;
+  pool: BrokerPool;
+  metadata: MetadataCache;
+  fetcher: Fetcher;
+  assignors: readonly Assignor[];
+  protocol: 'classic' | 'consumer';
+  streamFor(topic: string, partition: number): MessageStream;
+  emit(name: GroupEventName, detail: Record<string, unknown>): void;
+  isClosed(): boolean;
+}
+
+/**
+ * The consumer's side of group membership: it turns the membership's decisions into partitions
+ * fetched or dropped, fetches committed offsets for new partitions, commits processed positions
+ * (on an interval, on revocation, on close, and when asked), resolves a pattern subscription
+ * against metadata, and watches max.poll.interval.ms.
+ */
+export class GroupManager implements MembershipHost {
+  readonly coordinator: GroupCoordinator;
+  readonly offsets: OffsetStore;
+  readonly membership: Membership;
+  private subscription: Subscription | undefined;
+  private listener: RebalanceListener | undefined;
+  private readonly ownedPartitions = new Map<string, TopicPartition>();
+  private autoCommitTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private committing: Promise<void> | undefined;
+  private exceeded = false;
+  /** Positions last committed, to commit only what moved. */
+  private readonly lastCommitted = new Map<string, bigint>();
+  private started = false;
+
+  constructor(private readonly options: GroupManagerOptions) {
+    const { config, pool, metadata } = options;
+    if (!config.groupId) throw new ConfigError('subscribe() needs groupId (group.id)');
+    this.coordinator = new GroupCoordinator({ pool, groupId: config.groupId, retryBackoffMs: config.retryBackoffMs, logger: config.logger, isClosed: options.isClosed });
+    this.offsets = new OffsetStore(this.coordinator, metadata, {
+      groupId: config.groupId,
+      requireStable: config.isolationLevel === 'read_committed',
+      retryBackoffMs: config.retryBackoffMs,
+      logger: config.logger,
+      isClosed: options.isClosed,
+    });
+    this.membership =
+      options.protocol === 'consumer'
+        ? new ConsumerGroupMembership({ config, metadata, coordinator: this.coordinator, host: this })
+        : new ClassicMembership({ config, metadata, coordinator: this.coordinator, assignors: options.assignors, host: this });
+    metadata.onChange((change) => {
+      if (!this.subscription) return;
+      // Rebalance triggers from metadata: a new topic matching the pattern, a subscribed topic
+      // that gained partitions (or vanished).
+      const subscribed = new Set(this.subscribedTopics());
+      const grown = change.resized.filter((t) => subscribed.has(t));
+      const matched = 'pattern' in this.subscription ? change.added.filter((t) => subscribed.has(t)) : [];
+      const gone = change.removed.filter((t) => this.knownTopics.has(t));
+      if (grown.length || matched.length || gone.length) {
+        const why = [grown.length && `partitions added to ${grown.join(', ')}`, matched.length && `new topics match the pattern: ${matched.join(', ')}`, gone.length && `topics deleted: ${gone.join(', ')}`].filter(Boolean).join('; ');
+        this.membership.rejoin(why);
+      }
+      this.knownTopics = subscribed;
+    });
+  }
+
+  private knownTopics = new Set<string>();
+
+  subscribe(subscription: Subscription, listener?: RebalanceListener): void {
+    this.subscription = subscription;
+    this.listener = listener;
+    const { metadata, config } = this.options;
+    if ('pattern' in subscription) {
+      metadata.setInterest([], true);
+    } else {
+      if (!subscription.topics.length) throw new ConfigError('subscribe: no topics');
+      metadata.setInterest(subscription.topics);
+    }
+    this.knownTopics = new Set(this.subscribedTopics());
+    if (!this.started) {
+      this.started = true;
+      this.membership.start();
+      if (config.enableAutoCommit && config.autoCommitIntervalMs > 0) {
+        this.autoCommitTimer = setInterval(() => void this.autoCommit(), config.autoCommitIntervalMs);
+        this.autoCommitTimer.unref();
+      }
+      this.pollTimer = setInterval(() => this.checkPollInterval(), Math.min(1_000, Math.max(50, config.maxPollIntervalMs / 10)));
+      this.pollTimer.unref();
+    } else {
+      this.membership.rejoin('the subscription changed');
+    }
+  }
+
+  // ---------------------------------------------------------------- MembershipHost
+
+  subscribedTopics(): string[] {
+    const s = this.subscription;
+    if (!s) return [];
+    if ('topics' in s) return [...s.topics];
+    const re = typeof s.pattern === 'string' ? new RegExp(s.pattern) : s.pattern;
+    return [...this.options.metadata.topics.values()].filter((t) => t.errorCode === 0 && !t.isInternal && re.test(t.name)).map((t) => t.name);
+  }
+
+  subscribedPattern(): string | null {
+    const s = this.subscription;
+    if (!s || !('pattern' in s)) return null;
+    return typeof s.pattern === 'string' ? s.pattern : s.pattern.source;
+  }
+
+  owned(): TopicPartition[] {
+    return [...this.ownedPartitions.values()];
+  }
+
+  async assign(partitions: TopicPartition[], why: string): Promise<void> {
+    const { fetcher, config, metadata } = this.options;
+    metadata.want(new Set(partitions.map((p) => p.topic)));
+    if (partitions.some((p) => !metadata.topics.get(p.topic)?.partitions.length)) await metadata.refresh('new partitions assigned');
+    const identity = this.membership.identity();
+    const committed = identity
+      ? await this.offsets.fetch(partitions, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol })
+      : new Map();
+    for (const tp of partitions) {
+      const key = tpKey(tp.topic, tp.partition);
+      const state = new PartitionState(tp.topic, tp.partition, this.options.streamFor(tp.topic, tp.partition));
+      const c = committed.get(key);
+      if (c) {
+        state.seek(c.offset);
+        this.lastCommitted.set(key, c.offset);
+      } else if (config.autoOffsetReset === 'none') {
+        state.error = new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`);
+        state.stream.fail(state.error);
+      } else {
+        state.requestReset(config.autoOffsetReset);
+      }
+      this.ownedPartitions.set(key, tp);
+      fetcher.add(state);
+    }
+    await this.callListener('onPartitionsAssigned', partitions);
+  }
+
+  async revoke(partitions: TopicPartition[], why: string): Promise<void> {
+    const { fetcher, config } = this.options;
+    const states = partitions.map((tp) => fetcher.partitions.get(tpKey(tp.topic, tp.partition))).filter((s): s is PartitionState => s !== undefined);
+    // Stop delivering, then let the application finish what it holds (bounded by the rebalance
+    // timeout), so that the commit covers every record handed out: no duplicates after a clean
+    // rebalance.
+    for (const s of states) s.revoking = true;
+    // After max.poll.interval.ms was exceeded the application is stuck: do not wait for it.
+    const deadline = this.exceeded ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
+    await Promise.all(states.map((s) => s.whenReleased(deadline)));
+    await this.callListener('onPartitionsRevoked', partitions);
+    if (config.enableAutoCommit) {
+      await this.commitProcessed(states).catch((err: unknown) => config.logger.warn('commit on revocation failed', { error: (err as Error).message }));
+    }
+    for (const tp of partitions) this.drop(tp);
+    this.options.emit('revoked', { partitions, why });
+  }
+
+  async lose(partitions: TopicPartition[], why: string): Promise<void> {
+    for (const tp of partitions) this.drop(tp);
+    this.options.emit('lost', { partitions, why });
+    await this.callListener('onPartitionsLost', partitions);
+  }
+
+  event(name: GroupEventName, detail: Record<string, unknown>): void {
+    this.options.config.logger.debug(`group ${name}`, detail);
+    this.options.emit(name, detail);
+  }
+
+  private drop(tp: TopicPartition): void {
+    const key = tpKey(tp.topic, tp.partition);
+    this.ownedPartitions.delete(key);
+    this.lastCommitted.delete(key);
+    this.options.fetcher.remove(key);
+  }
+
+  private async callListener(name: keyof RebalanceListener, partitions: TopicPartition[]): Promise<void> {
+    const fn = this.listener?.[name];
+    if (!fn || partitions.length === 0) return;
+    try {
+      await fn.call(this.listener, partitions);
+    } catch (err) {
+      this.options.config.logger.error(`${name} threw`, { error: (err as Error).message });
+    }
+  }
+
+  // ---------------------------------------------------------------- commits
+
+  /** Processed positions of owned partitions that moved since their last commit. */
+  private pending(states?: PartitionState[]): OffsetToCommit[] {
+    const out: OffsetToCommit[] = [];
+    for (const s of states ?? [...this.options.fetcher.partitions.values()]) {
+      if (!this.ownedPartitions.has(s.key) || s.processed === null) continue;
+      if (this.lastCommitted.get(s.key) === s.processed) continue;
+      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+    }
+    return out;
+  }
+
+  private async commitProcessed(states?: PartitionState[]): Promise<void> {
+    await this.commit(this.pending(states));
+  }
+
+  /** Commits offsets (given, or every processed position that moved); one commit at a time. */
+  async commit(offsets?: readonly OffsetToCommit[]): Promise<void> {
+    const wanted = offsets ?? this.pending();
+    if (wanted.length === 0) return;
+    while (this.committing) await this.committing.catch(() => {});
+    const identity = this.membership.identity();
+    if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
+    this.committing = (async () => {
+      try {
+        await this.offsets.commit(wanted, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol });
+        for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
+        for (const i of this.options.config.interceptors) i.onCommit?.(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })));
+      } catch (err) {
+        // A commit refused for a group reason means the membership is stale: rejoin.
+        if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode)) this.membership.rejoin(`commit refused: ${err.errorName}`);
+        throw err;
+      }
+    })().finally(() => (this.committing = undefined));
+    return this.committing;
+  }
+
+  private async autoCommit(): Promise<void> {
+    try {
+      await this.commitProcessed();
+    } catch (err) {
+      this.options.config.logger.warn('auto-commit failed', { error: (err as Error).message, retriable: isKafkaError(err) ? err.retriable : undefined });
+    }
+  }
+
+  /**
+   * max.poll.interval.ms: a batch held by the application for longer means it is stuck; like the
+   * Java client, the member leaves the group (so its partitions go to others) and says so; it
+   * rejoins when the application comes back for more.
+   */
+  private checkPollInterval(): void {
+    const { config, fetcher } = this.options;
+    let held = false;
+    for (const s of fetcher.partitions.values()) if (s.outstanding > 0) held = true;
+    const now = Date.now();
+    if (held) {
+      this.heldSince ??= now;
+      if (!this.exceeded && now - this.heldSince > config.maxPollIntervalMs) {
+        this.exceeded = true;
+        config.logger.warn('max.poll.interval.ms exceeded: leaving the group', { groupId: config.groupId, heldMs: now - this.heldSince });
+        this.options.emit('poll-interval-exceeded', { heldMs: now - this.heldSince });
+        void this.membership.leave('max.poll.interval.ms exceeded: the application held a batch too long');
+      }
+    } else {
+      this.heldSince = undefined;
+      if (this.exceeded) {
+        this.exceeded = false;
+        this.membership.rejoin('the application is consuming again after exceeding max.poll.interval.ms');
+      }
+    }
+  }
+
+  private heldSince: number | undefined;
+
+  async close(): Promise<void> {
+    if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.started) await this.membership.stop('the consumer is closing');
+    await this.committing?.catch(() => {});
+  }
+}

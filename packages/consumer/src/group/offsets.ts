@@ -1,0 +1,199 @@
+import { ErrorCode, errorFor, OffsetCommit, OffsetFetch, ZERO_UUID } from '@kwire/protocol';
+import type { MetadataCache } from '../cluster/metadata.js';
+import { BrokerResponseError, KafkaError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface CommittedOffset {
+  /** The next offset to read (the last processed + 1). */
+  offset: bigint;
+  leaderEpoch: number;
+  metadata: string | null;
+}
+
+export interface OffsetToCommit extends TopicPartition {
+  offset: bigint;
+  leaderEpoch?: number;
+  metadata?: string | null;
+}
+
+/** Who commits: the group generation (classic) or member epoch (KIP-848), and the member. */
+export interface CommitIdentity {
+  generationIdOrMemberEpoch: number;
+  memberId: string;
+  groupInstanceId: string | null;
+  /** KIP-848 members identify themselves in OffsetFetch too (v9+). */
+  consumerProtocol: boolean;
+}
+
+/** A failed commit: which partitions, and the group-level reason the membership must react to. */
+export class CommitFailedError extends BrokerResponseError {
+  override name = 'CommitFailedError';
+  constructor(
+    errorCode: number,
+    readonly partitions: TopicPartition[],
+  ) {
+    super(errorCode, `OffsetCommit of ${partitions.map((p) => `${p.topic}-${p.partition}`).join(', ')}`);
+  }
+}
+
+const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+/**
+ * Committed offsets of one group, read and written on its coordinator: OffsetFetch (v8+, the
+ * batched form; v10 by topic id when every id is known, else v9) and OffsetCommit (v8+; v10 by
+ * topic id likewise). Coordinator moves and loading are retried here; group errors (a rebalance,
+ * a stale generation, a fenced member) are the membership's business and come back as errors.
+ */
+export class OffsetStore {
+  constructor(
+    private readonly coordinator: GroupCoordinator,
+    private readonly metadata: MetadataCache,
+    private readonly options: { groupId: string; requireStable: boolean; retryBackoffMs: number; logger: Logger; isClosed: () => boolean },
+  ) {}
+
+  private topicId(topic: string): string {
+    return this.metadata.topics.get(topic)?.topicId ?? ZERO_UUID;
+  }
+
+  /** Committed offsets of these partitions (null where nothing is committed). */
+  async fetch(partitions: readonly TopicPartition[], identity: CommitIdentity): Promise<Map<string, CommittedOffset | null>> {
+    const byTopic = groupByTopic(partitions);
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.coordinator.connection();
+      let version = conn.version(OffsetFetch);
+      if ([...byTopic.keys()].some((t) => this.topicId(t) === ZERO_UUID)) version = Math.min(version, 9);
+      let res;
+      try {
+        res = await conn.request(
+          OffsetFetch,
+          {
+            groups: [
+              {
+                groupId: this.options.groupId,
+                memberId: identity.consumerProtocol ? identity.memberId : null,
+                memberEpoch: identity.consumerProtocol ? identity.generationIdOrMemberEpoch : -1,
+                topics: [...byTopic].map(([name, list]) => ({ name, topicId: this.topicId(name), partitionIndexes: list })),
+              },
+            ],
+            requireStable: this.options.requireStable,
+          },
+          { version },
+        );
+      } catch (err) {
+        if (!this.retry(err, attempt)) throw err;
+        this.coordinator.markDead(`OffsetFetch failed: ${(err as Error).message}`);
+        await this.pause(attempt);
+        continue;
+      }
+      const group = res.groups[0];
+      const code = group?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
+      const partitionCodes = group ? group.topics.flatMap((t) => t.partitions.map((p) => p.errorCode)) : [];
+      const retryCode = [code, ...partitionCodes].find((c) => c === COORDINATOR_LOADING || COORDINATOR_MOVED.has(c) || c === ErrorCode.UNSTABLE_OFFSET_COMMIT);
+      if (retryCode !== undefined) {
+        if (COORDINATOR_MOVED.has(retryCode)) this.coordinator.markDead(`OffsetFetch: ${errorFor(retryCode).name}`);
+        this.options.logger.debug('OffsetFetch retried', { groupId: this.options.groupId, error: errorFor(retryCode).name });
+        await this.pause(attempt);
+        continue;
+      }
+      if (code !== 0) throw new BrokerResponseError(code, `OffsetFetch ${this.options.groupId}`);
+      const out = new Map<string, CommittedOffset | null>();
+      for (const t of group!.topics) {
+        const name = version >= 10 ? this.metadata.topicNames.get(t.topicId) : t.name;
+        if (name === undefined) continue;
+        for (const p of t.partitions) {
+          if (p.errorCode !== 0) throw new BrokerResponseError(p.errorCode, `OffsetFetch ${name}-${p.partitionIndex}`);
+          out.set(key(name, p.partitionIndex), p.committedOffset < 0n ? null : { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.metadata });
+        }
+      }
+      return out;
+    }
+  }
+
+  /**
+   * Commits offsets. Resolves when the coordinator has them; rejects with CommitFailedError when it
+   * refuses them for a group reason (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+   * FENCED_INSTANCE_ID, STALE_MEMBER_EPOCH, ...) or with a BrokerResponseError for a partition.
+   */
+  async commit(offsets: readonly OffsetToCommit[], identity: CommitIdentity): Promise<void> {
+    if (offsets.length === 0) return;
+    const byTopic = new Map<string, OffsetToCommit[]>();
+    for (const o of offsets) {
+      let l = byTopic.get(o.topic);
+      if (!l) byTopic.set(o.topic, (l = []));
+      l.push(o);
+    }
+    for (let attempt = 0; ; attempt++) {
+      const conn = await this.coordinator.connection();
+      let version = conn.version(OffsetCommit);
+      if ([...byTopic.keys()].some((t) => this.topicId(t) === ZERO_UUID)) version = Math.min(version, 9);
+      let res;
+      try {
+        res = await conn.request(
+          OffsetCommit,
+          {
+            groupId: this.options.groupId,
+            generationIdOrMemberEpoch: identity.generationIdOrMemberEpoch,
+            memberId: identity.memberId,
+            groupInstanceId: identity.groupInstanceId,
+            topics: [...byTopic].map(([name, list]) => ({
+              name,
+              topicId: this.topicId(name),
+              partitions: list.map((o) => ({ partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: o.leaderEpoch ?? -1, committedMetadata: o.metadata ?? null })),
+            })),
+          },
+          { version },
+        );
+      } catch (err) {
+        if (!this.retry(err, attempt)) throw err;
+        this.coordinator.markDead(`OffsetCommit failed: ${(err as Error).message}`);
+        await this.pause(attempt);
+        continue;
+      }
+      let retryCode: number | undefined;
+      const failed = new Map<number, TopicPartition[]>();
+      for (const t of res.topics) {
+        const name = version >= 10 ? this.metadata.topicNames.get(t.topicId) ?? t.topicId : t.name;
+        for (const p of t.partitions) {
+          if (p.errorCode === 0) continue;
+          if (p.errorCode === COORDINATOR_LOADING || COORDINATOR_MOVED.has(p.errorCode)) retryCode = p.errorCode;
+          let l = failed.get(p.errorCode);
+          if (!l) failed.set(p.errorCode, (l = []));
+          l.push({ topic: name, partition: p.partitionIndex });
+        }
+      }
+      if (retryCode !== undefined) {
+        if (COORDINATOR_MOVED.has(retryCode)) this.coordinator.markDead(`OffsetCommit: ${errorFor(retryCode).name}`);
+        await this.pause(attempt);
+        continue;
+      }
+      const first = failed.entries().next();
+      if (!first.done) throw new CommitFailedError(first.value[0], first.value[1]);
+      return;
+    }
+  }
+
+  private retry(err: unknown, attempt: number): boolean {
+    if (this.options.isClosed() || attempt > 20) return false;
+    return !(err instanceof KafkaError) || err.retriable;
+  }
+
+  private pause(attempt: number): Promise<void> {
+    return new Promise((r) => setTimeout(r, Math.min(this.options.retryBackoffMs * 2 ** Math.min(attempt, 4), 1_000)));
+  }
+}
+
+function groupByTopic(partitions: readonly TopicPartition[]): Map<string, number[]> {
+  const m = new Map<string, number[]>();
+  for (const p of partitions) {
+    let l = m.get(p.topic);
+    if (!l) m.set(p.topic, (l = []));
+    l.push(p.partition);
+  }
+  return m;
+}
