@@ -11,6 +11,10 @@ export interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
+  consume: {
+    summary: 'reads records and prints them (JSON lines, values, or a count), from partitions or as a group member',
+    load: () => import('./consume.js'),
+  },
   record: {
     summary: 'a recording proxy between a Kafka client and a cluster: writes every request/response frame',
     load: () => import('./record.js'),

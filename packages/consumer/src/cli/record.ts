@@ -58,14 +58,16 @@ export async function run(argv: string[]): Promise<number> {
     recorder: `kwire record ${version()}`,
     log,
   });
-  // The first line on stdout is the bootstrap address, for scripts.
-  process.stdout.write(`${proxy.address}\n`);
-  log?.(`recording into ${values.out}; Ctrl-C stops`);
-  await new Promise<void>((resolve) => {
+  // Handlers first: a script may send SIGINT the moment it has read the address.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  // The first line on stdout is the bootstrap address, for scripts.
+  process.stdout.write(`${proxy.address}\n`);
+  log?.(`recording into ${values.out}; Ctrl-C stops`);
+  await stopped;
   await proxy.stop();
   const s = proxy.stats;
   log?.(`stopped: ${s.connections} connections, ${s.exchanges} exchanges, ${s.clientBytes} bytes from clients, ${s.brokerBytes} from brokers${s.blind ? `, ${s.blind} streams not indexed to the end` : ''}`);

@@ -1,0 +1,198 @@
+// kwire consume: read records and print them, from partitions or as a group member.
+import { isUtf8 } from 'node:buffer';
+import { parseArgs } from 'node:util';
+import { createConsumer, type Consumer, type ConsumedRecord, type Logger } from '../index.js';
+import { consoleLogger } from '../logger.js';
+
+const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2 ...] | --pattern REGEX) [options]
+
+  --bootstrap HOST:PORT[,...]   brokers to start from (bootstrap.servers)
+  --topic T                     a topic to read (repeatable)
+  --partition N                 only this partition of each topic (repeatable; not with --group)
+  --from earliest|latest        where to start without a committed offset (default latest)
+  --max-records N               stop after N records
+  --idle-exit-ms MS             stop after MS without a record
+  --format json|value|none      json: one object per line {topic, partition, offset, timestamp,
+                                key, value, headers}, key and value as UTF-8 strings where valid,
+                                else {"base64": "..."}, offsets as decimal strings; value: the
+                                value bytes and a newline; none: nothing (count only). Default json
+  --isolation read_committed|read_uncommitted   (default read_uncommitted)
+  --group G                     consume as a member of group G (subscribe)
+  --pattern REGEX               subscribe to every topic matching REGEX (needs --group)
+  --assignor NAME               range|roundrobin|sticky|cooperative-sticky (repeatable; group)
+  --protocol classic|consumer   the group protocol (consumer = KIP-848)
+  --instance-id ID              static membership (group.instance.id)
+  --commit auto|none            commit processed offsets automatically (default auto)
+  --debug                       log what the consumer does to stderr
+
+A summary goes to stderr at the end; a progress line too when stderr is a terminal.
+`;
+
+export interface FormattedRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  timestamp: number;
+  key: string | { base64: string } | null;
+  value: string | { base64: string } | null;
+  headers: { key: string; value: string | { base64: string } | null }[];
+}
+
+function bytes(b: Buffer | null): string | { base64: string } | null {
+  if (b === null) return null;
+  return isUtf8(b) ? b.toString('utf8') : { base64: b.toString('base64') };
+}
+
+/** The --format json shape of one record. */
+export function formatRecord(r: ConsumedRecord): FormattedRecord {
+  return {
+    topic: r.topic,
+    partition: r.partition,
+    offset: r.offset.toString(),
+    timestamp: r.timestamp,
+    key: bytes(r.key as Buffer | null),
+    value: bytes(r.value as Buffer | null),
+    headers: r.headers.map((h) => ({ key: h.key, value: bytes(h.value) })),
+  };
+}
+
+function fail(message: string): never {
+  throw Object.assign(new Error(message), { usage: true });
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        bootstrap: { type: 'string' },
+        topic: { type: 'string', multiple: true },
+        partition: { type: 'string', multiple: true },
+        from: { type: 'string' },
+        'max-records': { type: 'string' },
+        'idle-exit-ms': { type: 'string' },
+        format: { type: 'string' },
+        isolation: { type: 'string' },
+        group: { type: 'string' },
+        pattern: { type: 'string' },
+        assignor: { type: 'string', multiple: true },
+        protocol: { type: 'string' },
+        'instance-id': { type: 'string' },
+        commit: { type: 'string' },
+        debug: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    process.stderr.write(`kwire consume: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let consumer: Consumer | undefined;
+  try {
+    if (!values.bootstrap) fail('--bootstrap is required');
+    const topics = values.topic ?? [];
+    if (!topics.length && !values.pattern) fail('give --topic (or --pattern with --group)');
+    if (values.pattern && !values.group) fail('--pattern needs --group');
+    if (values.partition && values.group) fail('--partition reads without a group; drop --group or --partition');
+    const format = values.format ?? 'json';
+    if (!['json', 'value', 'none'].includes(format)) fail(`--format must be json, value or none, not ${values.format}`);
+    const from = values.from ?? 'latest';
+    if (from !== 'earliest' && from !== 'latest') fail(`--from must be earliest or latest, not ${values.from}`);
+    const max = values['max-records'] === undefined ? Infinity : Number(values['max-records']);
+    if (!(max > 0)) fail('--max-records must be a positive number');
+    const idle = values['idle-exit-ms'] === undefined ? Infinity : Number(values['idle-exit-ms']);
+    if (!(idle > 0)) fail('--idle-exit-ms must be a positive number');
+    if (values.commit && values.commit !== 'auto' && values.commit !== 'none') fail('--commit must be auto or none');
+    const logger: Logger | undefined = values.debug ? consoleLogger('debug') : consoleLogger('warn');
+
+    consumer = createConsumer({
+      bootstrapServers: values.bootstrap,
+      clientId: 'kwire-consume',
+      autoOffsetReset: from,
+      ...(values.isolation ? { isolationLevel: values.isolation } : {}),
+      ...(values.group ? { groupId: values.group } : {}),
+      ...(values.assignor ? { partitionAssignmentStrategy: values.assignor } : {}),
+      ...(values.protocol ? { groupProtocol: values.protocol } : {}),
+      ...(values['instance-id'] ? { groupInstanceId: values['instance-id'] } : {}),
+      enableAutoCommit: values.commit !== 'none',
+      logger,
+    });
+    if (values.group) {
+      await consumer.subscribe(values.pattern ? { pattern: new RegExp(values.pattern) } : { topics });
+    } else {
+      const partitions = values.partition?.map(Number);
+      if (partitions?.some((p) => !Number.isInteger(p) || p < 0)) fail('--partition must be a partition number');
+      const assignment: { topic: string; partition: number }[] = [];
+      for (const topic of topics) {
+        const existing = await consumer.partitionsFor(topic).catch((err: Error) => {
+          throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);
+        });
+        for (const p of partitions ?? existing) {
+          if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p}`);
+          assignment.push({ topic, partition: p });
+        }
+      }
+      await consumer.assign(assignment);
+    }
+
+    const started = performance.now();
+    let records = 0;
+    let valueBytes = 0;
+    let lastRecord = Date.now();
+    const c = consumer;
+    const progress = process.stderr.isTTY
+      ? setInterval(() => {
+          const s = (performance.now() - started) / 1000;
+          process.stderr.write(`\r${records} records, ${(valueBytes / 1048576).toFixed(1)} MiB, ${Math.round(records / Math.max(s, 0.001))} records/s   `);
+        }, 500)
+      : undefined;
+    const idleTimer = Number.isFinite(idle)
+      ? setInterval(() => {
+          if (Date.now() - lastRecord > idle) void c.close();
+        }, Math.min(idle, 200))
+      : undefined;
+    let interrupted = false;
+    const stop = () => {
+      interrupted = true;
+      void c.close();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    let out = '';
+    const flush = async () => {
+      if (!out) return;
+      const chunk = out;
+      out = '';
+      if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));
+    };
+    outer: for await (const batch of consumer) {
+      for (const r of batch) {
+        const value = r.value as Buffer | null;
+        valueBytes += value?.length ?? 0;
+        if (format === 'json') out += `${JSON.stringify(formatRecord(r))}\n`;
+        else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
+        if (++records >= max) break outer;
+      }
+      lastRecord = Date.now();
+      if (out.length > 1 << 16) await flush();
+    }
+    await flush();
+    clearInterval(progress);
+    clearInterval(idleTimer);
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+    await consumer.close();
+    const s = (performance.now() - started) / 1000;
+    process.stderr.write(`${progress ? '\n' : ''}kwire consume: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s, ${Math.round(records / Math.max(s, 0.001))} records/s${interrupted ? ' (interrupted)' : ''}\n`);
+    return 0;
+  } catch (err) {
+    await consumer?.close().catch(() => {});
+    process.stderr.write(`kwire consume: ${(err as Error).message}\n${(err as { usage?: boolean }).usage ? `\n${USAGE}` : ''}`);
+    return (err as { usage?: boolean }).usage ? 2 : 1;
+  }
+}
