@@ -67,25 +67,36 @@ function checkVersion(api: ApiDefinition, version: number): void {
 // serves every caller that does not bring its own.
 const shared = new Writer(64 * 1024);
 
-/** Encodes a whole request frame, size prefix included. */
-export function encodeRequestFrame(request: RequestFrame, w: Writer = shared): Buffer {
-  const api = apiDefinition(request.apiKey);
-  checkVersion(api, request.apiVersion);
-  const flexible = request.apiVersion >= api.flexibleFrom;
+/**
+ * Writes one request frame of `api` (size prefix, header v1 or v2 as the version says, body) and
+ * returns it (Writer.finish(): bytes the writer never rewrites). The connection layer calls this
+ * with the ApiDefinition it holds; encodeRequestFrame is the same by api key.
+ */
+export function writeRequestFrame(
+  w: Writer,
+  api: ApiDefinition,
+  apiVersion: number,
+  correlationId: number,
+  clientId: string | null,
+  body: unknown,
+  headerTaggedFields?: TaggedField[],
+): Buffer {
+  checkVersion(api, apiVersion);
   try {
     const at = w.reserve(4);
-    writeRequestHeader(
-      w,
-      { apiKey: request.apiKey, apiVersion: request.apiVersion, correlationId: request.correlationId, clientId: request.clientId, taggedFields: request.headerTaggedFields },
-      requestHeaderVersion(flexible),
-    );
-    api.encodeRequest(w, request.body as never, request.apiVersion);
+    writeRequestHeader(w, { apiKey: api.apiKey, apiVersion, correlationId, clientId, taggedFields: headerTaggedFields }, requestHeaderVersion(apiVersion >= api.flexibleFrom));
+    api.encodeRequest(w, body as never, apiVersion);
     w.backfillInt32(at, w.length - 4);
     return w.finish();
   } catch (err) {
     w.abandon();
-    throw toProtocolError(err).inApi(api.apiKey, `${api.name}Request`, request.apiVersion);
+    throw toProtocolError(err).inApi(api.apiKey, `${api.name}Request`, apiVersion);
   }
+}
+
+/** Encodes a whole request frame, size prefix included. */
+export function encodeRequestFrame(request: RequestFrame, w: Writer = shared): Buffer {
+  return writeRequestFrame(w, apiDefinition(request.apiKey), request.apiVersion, request.correlationId, request.clientId, request.body, request.headerTaggedFields);
 }
 
 /** Reads the size prefix and checks it against the buffer; returns a reader over the frame's content. */

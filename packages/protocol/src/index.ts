@@ -28,6 +28,7 @@ export {
 } from './header.js';
 export {
   encodeRequestFrame,
+  writeRequestFrame,
   decodeRequestFrame,
   decodeRequestHeader,
   encodeResponseFrame,

@@ -40,12 +40,11 @@ import {
   negotiateVersion,
   readResponseHeader,
   Reader,
-  requestHeaderVersion,
   responseHeaderVersion,
   SaslAuthenticate,
   SaslHandshake,
   toProtocolError,
-  writeRequestHeader,
+  writeRequestFrame,
   Writer,
   type ApiDefinition,
   type BrokerVersionRange,
@@ -577,27 +576,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   private encode(api: ApiDefinition<any, any>, version: number, correlationId: number, body: unknown): Buffer {
-    if (!(version >= api.minVersion && version <= api.maxVersion)) {
-      throw new KafkaProtocolError(`${api.name} v${version} is outside what kwire implements (v${api.minVersion}-${api.maxVersion})`, {
-        reason: 'unsupported-version',
-        apiKey: api.apiKey,
-        apiName: api.name,
-        apiVersion: version,
-      });
-    }
-    const w = this.writer;
-    try {
-      const at = w.reserve(4);
-      writeRequestHeader(w, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId: this.config.clientId }, requestHeaderVersion(version >= api.flexibleFrom));
-      api.encodeRequest(w, body as never, version);
-      w.backfillInt32(at, w.length - 4);
-      // Writer rule: finished bytes are never rewritten, so the socket may queue them as they are.
-      return w.finish();
-    } catch (err) {
-      w.abandon();
-      throw toProtocolError(err).inApi(api.apiKey, `${api.name}Request`, version);
-    }
+    // Writer rule: finished bytes are never rewritten, so the socket may queue them as they are.
+    return writeRequestFrame(this.writer, api, version, correlationId, this.config.clientId, body);
   }
+
 
   private canSend(): boolean {
     return this._state === 'ready' || this._state === 'closing' ? !this.authHold && Date.now() >= this.throttledUntil : false;

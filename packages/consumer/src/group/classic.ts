@@ -7,6 +7,7 @@ import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscript
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import { difference, tpString, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
+import { Sleeper } from './sleeper.js';
 
 /** Errors after which the member cannot go on: the application must hear about them. */
 const FATAL = new Set<number>([
@@ -57,7 +58,7 @@ export class ClassicMembership implements Membership {
   private left = false;
   private running: Promise<void> | undefined;
   private pendingRejoin: string | undefined;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private readonly protocol: 'eager' | 'cooperative';
   private resolveReady!: () => void;
   private rejectReady!: (err: Error) => void;
@@ -91,7 +92,7 @@ export class ClassicMembership implements Membership {
   rejoin(why: string): void {
     this.left = false;
     this.pendingRejoin ??= why;
-    this.wake?.();
+    this.sleeper.wake();
     this.start();
   }
 
@@ -108,8 +109,7 @@ export class ClassicMembership implements Membership {
     while (!this.stopped) {
       if (this.left) {
         // Left (max.poll.interval.ms exceeded): wait until the application pulls again.
-        await new Promise<void>((resolve) => (this.wake = resolve));
-        this.wake = undefined;
+        await this.sleeper.untilWoken();
         why = this.pendingRejoin ?? 'rejoining after leaving';
         this.pendingRejoin = undefined;
         continue;
@@ -134,21 +134,11 @@ export class ClassicMembership implements Membership {
         }
         why = `retrying after ${(err as Error).message}`;
         this.log.warn('group request failed', { groupId: this.groupId, error: (err as Error).message });
-        await this.sleep(this.options.config.retryBackoffMs);
+        await this.sleeper.sleep(this.options.config.retryBackoffMs);
       }
     }
   }
 
-  /** Waits `ms`, or less when rejoin()/stop() wakes the loop. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    }).finally(() => (this.wake = undefined));
-  }
 
   /** Generation or member id reset: everything owned is lost (no commit), as Java's onJoinPrepare. */
   private async loseAll(why: string): Promise<void> {
@@ -221,16 +211,16 @@ export class ClassicMembership implements Membership {
         // Look it up again, but not in a tight loop: right after the offsets topic is created the
         // same broker answers NOT_COORDINATOR until the group's partition is loaded.
         coordinator.markDead(`JoinGroup: ${errorFor(code).name}`);
-        await this.sleep(config.retryBackoffMs);
+        await this.sleeper.sleep(config.retryBackoffMs);
         continue;
       }
       if (code === COORDINATOR_LOADING || code === ErrorCode.REBALANCE_IN_PROGRESS) {
-        await this.sleep(config.retryBackoffMs);
+        await this.sleeper.sleep(config.retryBackoffMs);
         continue;
       }
       if (FATAL.has(code)) this.fatal(code, `JoinGroup ${this.groupId}`);
       if (!errorFor(code).retriable || attempt > 20) throw new BrokerResponseError(code, `JoinGroup ${this.groupId}`);
-      await this.sleep(config.retryBackoffMs);
+      await this.sleeper.sleep(config.retryBackoffMs);
     }
     this.memberId = join.memberId;
     this.generationId = join.generationId;
@@ -351,7 +341,7 @@ export class ClassicMembership implements Membership {
         return why;
       }
       if (this.stopped || this.left) return 'stopped';
-      await this.sleep(config.heartbeatIntervalMs);
+      await this.sleeper.sleep(config.heartbeatIntervalMs);
       if (this.pendingRejoin !== undefined || this.stopped || this.left) continue;
       let res;
       try {
@@ -381,7 +371,7 @@ export class ClassicMembership implements Membership {
       }
       if (COORDINATOR_MOVED.has(code)) {
         coordinator.markDead(`heartbeat: ${errorFor(code).name}`);
-        await this.sleep(config.retryBackoffMs);
+        await this.sleeper.sleep(config.retryBackoffMs);
         continue;
       }
       if (FATAL.has(code)) this.fatal(code, `Heartbeat ${this.groupId}`);
@@ -397,7 +387,7 @@ export class ClassicMembership implements Membership {
   async leave(why: string): Promise<void> {
     const { config, coordinator, host } = this.options;
     this.left = true;
-    this.wake?.();
+    this.sleeper.wake();
     const owned = host.owned();
     if (owned.length) await host.revoke(owned, `leaving: ${why}`);
     if (config.groupInstanceId === undefined && this.memberId !== '') {
@@ -418,7 +408,7 @@ export class ClassicMembership implements Membership {
     if (this.stopped) return;
     await this.leave(why);
     this.stopped = true;
-    this.wake?.();
+    this.sleeper.wake();
     await this.running?.catch(() => {});
   }
 }

@@ -6,6 +6,7 @@ import { FatalGroupError } from './classic.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import { difference, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
+import { Sleeper } from './sleeper.js';
 
 const FATAL = new Set<number>([
   ErrorCode.FENCED_INSTANCE_ID,
@@ -45,7 +46,7 @@ export class ConsumerGroupMembership implements Membership {
   private stopped = false;
   private left = false;
   private running: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly sleeper = new Sleeper();
   private pendingWhy: string | undefined;
   private target: { topicId: string; partitions: number[] }[] | undefined;
   private resolveReady!: () => void;
@@ -74,7 +75,7 @@ export class ConsumerGroupMembership implements Membership {
     this.left = false;
     this.full = true;
     this.pendingWhy ??= why;
-    this.wake?.();
+    this.sleeper.wake();
     this.start();
   }
 
@@ -82,21 +83,12 @@ export class ConsumerGroupMembership implements Membership {
     return this.options.config.logger;
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    }).finally(() => (this.wake = undefined));
-  }
 
   private async loop(): Promise<void> {
     const { config, coordinator, host } = this.options;
     while (!this.stopped) {
       if (this.left) {
-        await this.sleep(60_000);
+        await this.sleeper.untilWoken();
         continue;
       }
       if (this.pendingWhy) {
@@ -124,7 +116,7 @@ export class ConsumerGroupMembership implements Membership {
       // A new assignment to reconcile, or an ownership change to report: do not wait a whole interval.
       if (this.target) await this.reconcile();
       if (this.ownedSignature() !== this.lastReported) wait = 0;
-      if (!this.stopped) await this.sleep(wait);
+      if (!this.stopped) await this.sleeper.sleep(wait);
     }
   }
 
@@ -230,7 +222,7 @@ export class ConsumerGroupMembership implements Membership {
   async leave(why: string): Promise<void> {
     const { config, coordinator, host } = this.options;
     this.left = true;
-    this.wake?.();
+    this.sleeper.wake();
     const owned = host.owned();
     if (owned.length) await host.revoke(owned, `leaving: ${why}`);
     if (this.memberEpoch > 0) {
@@ -254,7 +246,7 @@ export class ConsumerGroupMembership implements Membership {
     if (this.stopped) return;
     await this.leave(why);
     this.stopped = true;
-    this.wake?.();
+    this.sleeper.wake();
     await this.running?.catch(() => {});
   }
 }
