@@ -41,4 +41,5 @@ export {
 export { FrameSplitter } from './framing.js';
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';
 export * from './records/index.js';
+export * from './consumer-protocol.js';
 export * from './conformance/index.js';

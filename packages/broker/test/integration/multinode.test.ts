@@ -37,8 +37,13 @@ test('a topic replicated three times keeps serving after its leader is killed', 
   const survivors = { bootstrap: cluster.nodes.filter((n) => n !== victim).map((n) => `${n.host}:${n.port}`).join(','), dist: cluster.dist };
   const consumed = await consumerPerformance(survivors, { topic: 'replicated', messages: 3_000, timeoutMs: 60_000 });
   assert.is(consumed.records, 3_000);
-  const after = await describeTopic(survivors, 'replicated');
-  assert.ok(after.every((p) => p.leader !== victim.nodeId && p.leader > 0), 'leadership moved off the killed node');
+  // The controller moves leadership once the killed node's session expires: ask until it has.
+  let after = await describeTopic(survivors, 'replicated');
+  for (let i = 0; i < 30 && !after.every((p) => p.leader !== victim.nodeId && p.leader > 0); i++) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    after = await describeTopic(survivors, 'replicated');
+  }
+  assert.ok(after.every((p) => p.leader !== victim.nodeId && p.leader > 0), `leadership moved off the killed node: ${JSON.stringify(after)}`);
 
   await victim.start();
   assert.ok(victim.running);

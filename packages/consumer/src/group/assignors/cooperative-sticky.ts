@@ -13,22 +13,13 @@
 //   CooperativeStickyAssignorUserData v0 => generation: int32
 // A v2+ subscription's GenerationId wins when it is set (>= 0); otherwise the user data's
 // generation is used, and unreadable user data means generation -1.
+import { decodeCooperativeStickyUserData, encodeCooperativeStickyUserData } from '@kwire/protocol';
 import { sortedResult } from './common.js';
 import { DEFAULT_GENERATION, stickyAssign, type StickyMemberData } from './sticky-core.js';
 import type { AssignmentContext, Assignor, MemberAssignment, MemberSubscription, SubscriptionContext, TopicPartition } from './types.js';
 
-/** CooperativeStickyAssignor user data: the generation as an int32. */
-export function encodeCooperativeStickyUserData(generation: number): Buffer {
-  const out = Buffer.alloc(4);
-  out.writeInt32BE(generation | 0, 0);
-  return out;
-}
-
-/** The generation in CooperativeStickyAssignor user data: undefined when absent, -1 when unreadable. */
-export function decodeCooperativeStickyUserData(userData: Buffer | null): number | undefined {
-  if (userData === null) return undefined;
-  return userData.length >= 4 ? userData.readInt32BE(0) : DEFAULT_GENERATION;
-}
+// The user data codec is part of the consumer protocol, in @kwire/protocol.
+export { decodeCooperativeStickyUserData, encodeCooperativeStickyUserData };
 
 /** Where cooperative-sticky reads a member's ownership from. */
 export function cooperativeMemberData(m: MemberSubscription): StickyMemberData {
