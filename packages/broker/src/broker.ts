@@ -43,6 +43,8 @@ export interface StartKafkaOptions {
   heapMb?: number;
   /** Extra or overriding server.properties entries, applied to every node. */
   config?: Readonly<Record<string, string | number | boolean>>;
+  /** Per-node entries on top of `config` (e.g. broker.rack for rack-aware tests). */
+  nodeConfig?: (nodeId: number) => Readonly<Record<string, string | number | boolean>>;
   /** How long to wait for every node to answer ApiVersions. */
   startTimeoutMs?: number;
   /** Keep data dirs and logs after stop() (also KWIRE_KEEP_BROKER_FILES=1). */
@@ -146,7 +148,7 @@ async function startOnce(dist: KafkaDistribution, options: StartKafkaOptions): P
   const nodes: NodeHandle[] = [];
   for (const spec of specs) {
     await mkdir(join(spec.dir, 'data'), { recursive: true });
-    const properties = serverProperties(spec, voters, users, tls, options.config ?? {});
+    const properties = serverProperties(spec, voters, users, tls, { ...(options.config ?? {}), ...(options.nodeConfig?.(spec.nodeId) ?? {}) });
     await writeFile(join(spec.dir, 'server.properties'), properties);
     await writeFile(join(spec.dir, logConfigName(dist)), brokerLogConfig(dist));
     nodes.push(new NodeHandle(dist, spec, options.heapMb ?? 1024, options.startTimeoutMs ?? 180_000, options.log));

@@ -16,7 +16,7 @@ export interface TestKafka extends KafkaTarget {
  * (three nodes, SASL, TLS, another version) pass options and always get a cluster of their own.
  */
 export async function useKafka(options: StartKafkaOptions = {}): Promise<TestKafka> {
-  const special = options.nodes === 3 || options.sasl || options.ssl || options.version !== undefined || options.config !== undefined;
+  const special = options.nodes === 3 || options.sasl || options.ssl || options.version !== undefined || options.config !== undefined || options.nodeConfig !== undefined;
   const external = process.env.KWIRE_BOOTSTRAP;
   if (external && !special) {
     const dist = await ensureKafka(undefined, { log: options.log });

@@ -230,7 +230,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   /** Resolves when the group has first given this member its partitions (rejects if the membership fails). */
   assigned(): Promise<void> {
     if (!this.group) return Promise.reject(new ConfigError('assigned() is for subscribed consumers'));
-    return this.group.membership.ready;
+    return this.group.ready;
   }
 
   /**

@@ -41,6 +41,8 @@ const SESSION_ERRORS = new Set<number>([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, Er
 
 export interface FetcherStats {
   fetches: number;
+  /** Fetch requests sent, by broker node id (shows preferred read replicas at work). */
+  fetchesByNode: Record<number, number>;
   fetchErrors: number;
   emptyFetches: number;
   bytesFetched: number;
@@ -67,7 +69,7 @@ export interface FetcherOptions {
  */
 export class Fetcher {
   readonly partitions = new Map<string, PartitionState>();
-  readonly stats: FetcherStats = { fetches: 0, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0 };
+  readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0 };
   private readonly sessions = new Map<number, FetchSession>();
   private readonly inFlight = new Map<number, Promise<void>>();
   private readonly nodeBackoff = new Map<number, number>();
@@ -88,7 +90,11 @@ export class Fetcher {
     return this.bufferedBytes;
   }
 
+  /** Delivered batches the application has not released yet, over every partition. */
+  readonly heldBatches = { count: 0 };
+
   add(state: PartitionState): void {
+    state.heldBatches = this.heldBatches;
     this.partitions.set(state.key, state);
     this.schedule();
   }
@@ -264,6 +270,7 @@ export class Fetcher {
     const request = session.build(wanted);
     const body = fetchBody(config, request);
     this.stats.fetches++;
+    this.stats.fetchesByNode[node] = (this.stats.fetchesByNode[node] ?? 0) + 1;
     let lease;
     try {
       lease = await conn.requestFrame<FetchRequest>(Fetch, body, { version, timeoutMs: config.fetchMaxWaitMs + config.requestTimeoutMs });

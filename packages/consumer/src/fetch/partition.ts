@@ -44,8 +44,14 @@ export class PartitionState {
    */
   processed: bigint | null = null;
   processedLeaderEpoch = -1;
-  /** Batches delivered and not yet released, with the time of the oldest (max.poll.interval.ms). */
+  /** Batches delivered and not yet released. */
   outstanding = 0;
+  /**
+   * The consumer-wide count of delivered, unreleased batches (shared by every partition state, and
+   * kept when a partition is revoked: a batch the application still holds still counts for
+   * max.poll.interval.ms).
+   */
+  heldBatches: { count: number } = { count: 0 };
   /** Being handed over in a rebalance: nothing more is delivered from it. */
   revoking = false;
   private readonly waiters: (() => void)[] = [];
@@ -71,11 +77,13 @@ export class PartitionState {
   /** A batch of this partition went to the application. */
   delivered(): void {
     this.outstanding++;
+    this.heldBatches.count++;
   }
 
   /** A delivered batch was released: the application is done with everything before `nextOffset`. */
   released(generation: number, nextOffset: bigint, leaderEpoch: number): void {
     this.outstanding--;
+    this.heldBatches.count--;
     if (generation === this.generation && (this.processed === null || nextOffset > this.processed)) {
       this.processed = nextOffset;
       this.processedLeaderEpoch = leaderEpoch;

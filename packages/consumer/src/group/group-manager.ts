@@ -8,7 +8,7 @@ import type { BrokerPool } from '../connection/index.js';
 import type { Assignor } from './assignors/index.js';
 import { ClassicMembership } from './classic.js';
 import { GroupCoordinator } from './coordinator.js';
-import { ConsumerGroupMembership } from './kip848.js';
+import { ConsumerGroupMembership, Kip848UnavailableError } from './kip848.js';
 import type { GroupEventName, Membership, MembershipHost } from './membership.js';
 import { CommitFailedError, OffsetStore, type OffsetToCommit, type TopicPartition } from './offsets.js';
 
@@ -44,7 +44,11 @@ export interface GroupManagerOptions {
 export class GroupManager implements MembershipHost {
   readonly coordinator: GroupCoordinator;
   readonly offsets: OffsetStore;
-  readonly membership: Membership;
+  membership: Membership;
+  private resolveReady!: () => void;
+  private rejectReady!: (err: Error) => void;
+  /** Settles when this member first has an assignment, whichever protocol it ended up with. */
+  readonly ready: Promise<void>;
   private subscription: Subscription | undefined;
   private listener: RebalanceListener | undefined;
   private readonly ownedPartitions = new Map<string, TopicPartition>();
@@ -67,10 +71,16 @@ export class GroupManager implements MembershipHost {
       logger: config.logger,
       isClosed: options.isClosed,
     });
-    this.membership =
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {});
+    this.membership = this.attach(
       options.protocol === 'consumer'
         ? new ConsumerGroupMembership({ config, metadata, coordinator: this.coordinator, host: this })
-        : new ClassicMembership({ config, metadata, coordinator: this.coordinator, assignors: options.assignors, host: this });
+        : new ClassicMembership({ config, metadata, coordinator: this.coordinator, assignors: options.assignors, host: this }),
+    );
     metadata.onChange((change) => {
       if (!this.subscription) return;
       // Rebalance triggers from metadata: a new topic matching the pattern, a subscribed topic
@@ -88,6 +98,29 @@ export class GroupManager implements MembershipHost {
   }
 
   private knownTopics = new Set<string>();
+
+  private attach(m: Membership): Membership {
+    m.ready.then(
+      () => this.resolveReady(),
+      (err: Error) => {
+        if (!this.fellBack(err)) this.rejectReady(err);
+      },
+    );
+    return m;
+  }
+
+  /**
+   * groupProtocolFallback: a cluster that refuses KIP-848 groups (a 3.x broker with them off
+   * offers the API and answers UNSUPPORTED_VERSION) gets the classic protocol instead.
+   */
+  private fellBack(err: Error): boolean {
+    const { config, metadata } = this.options;
+    if (!(err instanceof Kip848UnavailableError) || !config.groupProtocolFallback || this.membership instanceof ClassicMembership) return false;
+    config.logger.warn('the cluster refuses KIP-848 groups: using the classic protocol', { groupId: config.groupId, error: err.message });
+    this.membership = this.attach(new ClassicMembership({ config, metadata, coordinator: this.coordinator, assignors: this.options.assignors, host: this }));
+    this.membership.start();
+    return true;
+  }
 
   subscribe(subscription: Subscription, listener?: RebalanceListener): void {
     this.subscription = subscription;
@@ -186,6 +219,8 @@ export class GroupManager implements MembershipHost {
   }
 
   event(name: GroupEventName, detail: Record<string, unknown>): void {
+    // A refusal that the fallback will handle is not fatal for the application.
+    if (name === 'fatal' && detail.error instanceof Kip848UnavailableError && this.options.config.groupProtocolFallback) return;
     this.options.config.logger.debug(`group ${name}`, detail);
     this.options.emit(name, detail);
   }
@@ -260,8 +295,8 @@ export class GroupManager implements MembershipHost {
    */
   private checkPollInterval(): void {
     const { config, fetcher } = this.options;
-    let held = false;
-    for (const s of fetcher.partitions.values()) if (s.outstanding > 0) held = true;
+    // Counted consumer-wide: a batch of a partition revoked meanwhile is still in the application's hands.
+    const held = fetcher.heldBatches.count > 0;
     const now = Date.now();
     if (held) {
       this.heldSince ??= now;

@@ -19,6 +19,14 @@ const FATAL = new Set<number>([
   ErrorCode.GROUP_ID_NOT_FOUND,
 ]);
 
+/**
+ * The cluster does not run KIP-848 groups: ConsumerGroupHeartbeat is missing from ApiVersions, or
+ * (a 3.x broker with the feature off) offered but answered UNSUPPORTED_VERSION.
+ */
+export class Kip848UnavailableError extends FatalGroupError {
+  override name = 'Kip848UnavailableError';
+}
+
 export interface Kip848Options {
   config: ResolvedConfig;
   metadata: MetadataCache;
@@ -38,6 +46,7 @@ export class ConsumerGroupMembership implements Membership {
   /** v1+: generated here, kept for the process. v0: handed out by the coordinator. */
   private memberId: string = randomUuid();
   private idFromServer = false;
+  private joinedOnce = false;
   private memberEpoch = 0;
   private intervalMs: number;
   /** The next heartbeat carries the full state (joining, after an error, a subscription change). */
@@ -168,6 +177,7 @@ export class ConsumerGroupMembership implements Membership {
       if (res.heartbeatIntervalMs > 0) this.intervalMs = res.heartbeatIntervalMs;
       this.full = false;
       if (reportOwned) this.lastReported = signature;
+      this.joinedOnce = true;
       if (wasJoining) host.event('joined', { memberId: this.memberId, memberEpoch: this.memberEpoch });
       if (res.assignment) this.target = res.assignment.topicPartitions.map((t) => ({ topicId: t.topicId, partitions: [...t.partitions] }));
       return 0;
@@ -188,6 +198,13 @@ export class ConsumerGroupMembership implements Membership {
       return code;
     }
     if (code === COORDINATOR_LOADING || code === ErrorCode.UNRELEASED_INSTANCE_ID) return code;
+    if (code === ErrorCode.UNSUPPORTED_VERSION && !this.joinedOnce) {
+      throw new Kip848UnavailableError(
+        code,
+        `ConsumerGroupHeartbeat ${config.groupId}`,
+        'the cluster does not accept KIP-848 consumer groups (groupProtocol consumer): enable them on the brokers (group.coordinator.rebalance.protocols, Kafka 4.0+), or set groupProtocolFallback to use the classic protocol',
+      );
+    }
     if (FATAL.has(code)) throw new FatalGroupError(code, `ConsumerGroupHeartbeat ${config.groupId}`, res.errorMessage);
     host.event('heartbeat-error', { error: errorFor(code).name, message: res.errorMessage });
     return code;
