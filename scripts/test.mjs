@@ -175,9 +175,19 @@ async function main() {
     }
   }
 
-  // Every JVM the run started, in this process or a suite's, must be gone by now.
+  // Every JVM the run started, in this process or a suite's, must be gone by now: one whose owner
+  // was this process or has exited (the suites' processes have). JVMs of another run going on at
+  // the same time (their owner alive) are not ours.
   await new Promise((r) => setTimeout(r, 500));
-  const strays = strayJvms();
+  const ownerAlive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return err.code === 'EPERM';
+    }
+  };
+  const strays = strayJvms().filter((s) => s.owner === process.pid || !ownerAlive(s.owner));
   if (strays.length) {
     for (const s of strays) {
       process.stderr.write(`stray JVM still running: pid ${s.pid} (${s.label}, started by pid ${s.owner}); killing it\n`);

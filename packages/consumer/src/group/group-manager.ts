@@ -201,8 +201,10 @@ export class GroupManager implements MembershipHost {
     // timeout), so that the commit covers every record handed out: no duplicates after a clean
     // rebalance.
     for (const s of states) s.revoking = true;
-    // After max.poll.interval.ms was exceeded the application is stuck: do not wait for it.
-    const deadline = this.exceeded ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
+    // After max.poll.interval.ms was exceeded the application is stuck, and on close() it may be
+    // the very caller holding a batch (close() from inside its loop): do not wait for it then. What
+    // it holds is not committed (at least once).
+    const deadline = this.exceeded || this.closing ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
     await Promise.all(states.map((s) => s.whenReleased(deadline)));
     await this.callListener('onPartitionsRevoked', partitions);
     if (config.enableAutoCommit) {
@@ -317,7 +319,10 @@ export class GroupManager implements MembershipHost {
 
   private heldSince: number | undefined;
 
+  private closing = false;
+
   async close(): Promise<void> {
+    this.closing = true;
     if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.started) await this.membership.stop('the consumer is closing');

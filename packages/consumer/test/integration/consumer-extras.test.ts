@@ -174,6 +174,34 @@ test('streams in a group: partitions spread over streams; a member joining moves
   await Promise.all([...loops, bLoop]);
 });
 
+test('close() from inside the loop, while holding a batch, returns promptly and does not commit that batch', async () => {
+  const topic = `closein-${run}`;
+  const groupId = `g-${topic}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producer.send(topic, 0, Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${i}`) })));
+  const c = consumer({ groupId, maxPollRecords: 10 });
+  await c.subscribe({ topics: [topic] });
+  let batches = 0;
+  let closedIn = 0;
+  for await (const batch of c) {
+    batches++;
+    if (batches === 2) {
+      // Holding the second batch (offsets 10-19); the first was released when this one came.
+      const started = Date.now();
+      await c.close();
+      closedIn = Date.now() - started;
+    }
+    void batch;
+  }
+  assert.is(batches, 2);
+  assert.ok(closedIn < 5_000, `close() took ${closedIn} ms`);
+  // Read the group's committed offset with a member of the same group that commits nothing.
+  const check = consumer({ groupId, enableAutoCommit: false });
+  await check.subscribe({ topics: [topic] });
+  const committed = await check.committed([{ topic, partition: 0 }]);
+  assert.is(committed.get(`${topic}\u00000`)?.offset, 10n, 'the released batch was committed, the held one was not');
+});
+
 test('KIP-848 on a broker without it (3.9.1): a clear error, or classic with groupProtocolFallback', async () => {
   const old = await startKafka({ version: '3.9.1', heapMb: 384 });
   try {
