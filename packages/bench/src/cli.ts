@@ -1,43 +1,87 @@
+// `npm run bench` (scripts/bench.mjs builds, then runs this): the benchmark of issue 7.
+//
+//   npm run bench                         full run (about 20 minutes on 2 cores)
+//   npm run bench -- --quick              smoke run (under 3 minutes)
+//   npm run bench -- --bootstrap H:P      use a running broker instead of starting one
+//   npm run bench -- --json out.json      also write the results there
+//   npm run bench -- --cpu-prof           profile kwire where a goal is missed
+//   npm run bench -- --render results.json [--analysis notes.md]
+//                                         rewrite report.md and chart.svg from saved results
+//
+// Writes results.json, report.md and chart.svg to packages/bench/results/ (or --out DIR), prints
+// the tables on stdout, and exits 1 when a client failed verification.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { consumerPerformance, createTopic, ensureKafka, producerPerformance, startKafka, type KafkaTarget } from '@kwire/broker';
+import { runBench } from './bench.js';
+import { markdownReport } from './report/markdown.js';
+import { chartSvg } from './report/svg.js';
+import { consoleReport } from './report/table.js';
+import type { BenchResults } from './report/types.js';
 
-/**
- * `npm run bench`. For now the smoke run of the foundation: start the launcher's broker (or use
- * --bootstrap), load 100,000 records with ProducerPerformance, consume them with the Java baseline
- * (ConsumerPerformance) and print its figures. The benchmark issue replaces this with the full
- * comparison of clients.
- */
+const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, the Java consumer, kcat and the raw fetch ceiling
+
+  --quick               smoke run: two small scenarios, one repetition, under 3 minutes
+  --bootstrap H:P       use this broker (the Java tools come from the launcher's jars)
+  --out DIR             where results.json, report.md, chart.svg go (default packages/bench/results)
+  --json FILE           also write the results JSON to FILE
+  --reps N              repetitions per scenario (default 3, quick 1)
+  --clients a,b         only these: kwire,kwire-nocrc,kafkajs,platformatic,java,kcat,kcat-tuned,ceiling
+  --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)
+  --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
+  --node PATH           the Node for the clients (default: Node 24 through npx)
+  --render FILE         no run: rewrite report.md and chart.svg from a results JSON
+  --analysis FILE       Markdown included in the report as its Analysis section
+`;
+
 const { values } = parseArgs({
   options: {
+    quick: { type: 'boolean', default: false },
     bootstrap: { type: 'string' },
-    records: { type: 'string', default: '100000' },
-    'record-size': { type: 'string', default: '100' },
-    compression: { type: 'string', default: 'none' },
+    out: { type: 'string' },
+    json: { type: 'string' },
+    reps: { type: 'string' },
+    clients: { type: 'string' },
+    scenarios: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    node: { type: 'string' },
+    render: { type: 'string' },
+    analysis: { type: 'string' },
+    help: { type: 'boolean', default: false },
   },
 });
 
-const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const records = Number(values.records);
-const recordSize = Number(values['record-size']);
-
-const cluster = values.bootstrap ? undefined : await startKafka({ log });
-try {
-  const target: KafkaTarget = cluster ?? { bootstrap: values.bootstrap!, dist: await ensureKafka(undefined, { log }) };
-  const topic = `bench-smoke-${Date.now()}`;
-  await createTopic(target, { topic, partitions: 1 });
-  log(`loading ${records} records of ${recordSize} B (${values.compression}) into ${topic}`);
-  const produced = await producerPerformance(target, { topic, numRecords: records, recordSize, compression: values.compression as 'none' });
-  log(`loaded: ${produced.recordsPerSec.toFixed(0)} records/s`);
-  const consumed = await consumerPerformance(target, { topic, messages: records });
-  if (consumed.records !== records) throw new Error(`the Java consumer read ${consumed.records} records, not ${records}`);
-  process.stdout.write(
-    [
-      `broker: Apache Kafka ${target.dist.version.text} at ${target.bootstrap}`,
-      `Java consumer (ConsumerPerformance), ${records} records of ${recordSize} B:`,
-      `  ${consumed.fetchRecordsPerSec.toFixed(0)} records/s, ${consumed.fetchMbPerSec.toFixed(1)} MiB/s (fetch phase; group join took ${consumed.rebalanceMs} ms)`,
-      '',
-    ].join('\n'),
-  );
-} finally {
-  await cluster?.stop();
+if (values.help) {
+  process.stdout.write(HELP);
+  process.exit(0);
 }
+
+const outDir = resolve(values.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'results'));
+const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+
+let results: BenchResults;
+if (values.render) {
+  results = JSON.parse(readFileSync(values.render, 'utf8')) as BenchResults;
+} else {
+  results = await runBench({
+    mode: values.quick ? 'quick' : 'full',
+    bootstrap: values.bootstrap,
+    outDir,
+    reps: values.reps ? Number(values.reps) : undefined,
+    clients: list(values.clients),
+    scenarios: list(values.scenarios),
+    cpuProf: values['cpu-prof'],
+    node: values.node,
+  });
+}
+
+mkdirSync(outDir, { recursive: true });
+const json = `${JSON.stringify(results, null, 1)}\n`;
+if (!values.render) writeFileSync(join(outDir, 'results.json'), json);
+if (values.json) writeFileSync(values.json, json);
+const analysis = values.analysis ? readFileSync(values.analysis, 'utf8') : undefined;
+writeFileSync(join(outDir, 'report.md'), markdownReport(results, analysis));
+writeFileSync(join(outDir, 'chart.svg'), chartSvg(results));
+process.stdout.write(`${consoleReport(results)}\n\nwritten: ${join(outDir, 'results.json')}, report.md, chart.svg${values.json ? `, ${values.json}` : ''}\n`);
+process.exit(results.results.some((r) => r.status === 'failed') ? 1 : 0);

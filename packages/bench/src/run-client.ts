@@ -1,15 +1,33 @@
-// Runs one benchmark client in this process and prints its metrics as one JSON line on stdout:
-//   node dist/src/run-client.js kwire '{"bootstrap":"...","topic":"t","partitions":6,"records":100000}'
-// Each client runs in a process of its own so that RSS, GC and CPU figures are its own.
-import { runKwire, type KwireRunOptions } from './clients/kwire.js';
+// Runs one benchmark client in this process and prints its report as one JSON line on stdout:
+//   node dist/src/run-client.js kafkajs '{"bootstrap":"...","topic":"t","partitions":12,"records":100000,"mode":"throughput"}'
+// Each client runs in a process of its own so that RSS, GC and CPU figures are its own. With an
+// IPC channel (the orchestrator's spawn), group members and latency consumers also exchange
+// ready/go/stop messages with it (see clients/common.ts).
+//
+// `kwire` without a mode is the original multi-pass runner (runKwire: the memory test and the
+// benchmark's RSS soak); with a mode it is kwireClient, like the others.
+import type { ClientOptions } from './clients/common.js';
+
+type Runner = (o: ClientOptions) => Promise<unknown>;
+const runners: Record<string, () => Promise<Runner>> = {
+  kwire: async () => {
+    const k = await import('./clients/kwire.js');
+    return (o) => (o.mode ? k.kwireClient(o) : k.runKwire(o as never));
+  },
+  kafkajs: async () => (await import('./clients/kafkajs.js')).kafkajsClient,
+  platformatic: async () => (await import('./clients/platformatic.js')).platformaticClient,
+  ceiling: async () => (await import('./clients/ceiling.js')).ceilingClient,
+  rdkafka: async () => (await import('./clients/rdkafka.js')).rdkafkaClient,
+};
 
 const [client, json] = process.argv.slice(2);
-const options = JSON.parse(json ?? '{}') as KwireRunOptions;
-const runners: Record<string, (o: KwireRunOptions) => Promise<unknown>> = { kwire: runKwire };
-const runner = runners[client ?? ''];
-if (!runner) {
+const options = JSON.parse(json ?? '{}') as ClientOptions;
+const load = runners[client ?? ''];
+if (!load) {
   process.stderr.write(`unknown client ${client}; known: ${Object.keys(runners).join(', ')}\n`);
   process.exit(2);
 }
-const result = await runner(options);
+const result = await (await load())(options);
 process.stdout.write(`${JSON.stringify(result)}\n`);
+// Libraries may leave timers or sockets behind (kafkajs, platformatic): the report is out, so end.
+process.exit(0);

@@ -1,5 +1,6 @@
-import { createConsumer } from '@kwire/consumer';
-import { Meter, ValueDigest, type RunMetrics } from '../meter.js';
+import { createConsumer, type ConsumerBatch } from '@kwire/consumer';
+import { Meter, ValueDigest, valueHash, type RunMetrics } from '../meter.js';
+import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 export interface KwireRunOptions {
   bootstrap: string;
@@ -88,5 +89,84 @@ async function allocationPerRecord(consumer: ReturnType<typeof createConsumer>, 
     return undefined;
   } finally {
     observer.disconnect();
+  }
+}
+
+/**
+ * kwire in the benchmark's modes (see ClientOptions): its normal consumer API, `for await` over
+ * batches, every value touched through record.value. Throughput, alloc and latency runs assign
+ * every partition at offset 0 (no group: kwire needs none to read a topic); group and rebalance
+ * runs subscribe with a group id.
+ */
+export async function kwireClient(options: ClientOptions): Promise<ClientReport> {
+  const run = new Run('kwire', options);
+  const mode = run.mode;
+  const grouped = mode === 'group' || mode === 'rebalance';
+  if (mode === 'group') await run.waitGo();
+  const tStart = run.start();
+  const consumer = createConsumer({
+    bootstrapServers: options.bootstrap,
+    autoOffsetReset: 'earliest',
+    clientId: 'kwire-bench',
+    ...(grouped ? { groupId: options.groupId } : {}),
+    ...options.config,
+  });
+  // Ends the loop below when the run is complete, stopped by the orchestrator or idle too long.
+  const closed = run.finishedPromise.then(() => consumer.close());
+  if (grouped) await consumer.subscribe({ topics: [options.topic] });
+  else await consumer.assign(Array.from({ length: options.partitions }, (_, partition) => ({ topic: options.topic, partition, offset: 0 })));
+  run.ready();
+  const digest = run.digest;
+  try {
+    for await (const batch of consumer) {
+      const records = batch.records;
+      const n = records.length;
+      if (mode === 'latency') {
+        const at = now();
+        for (let i = 0; i < n; i++) {
+          const r = records[i]!;
+          digest.add(r.value as Buffer | null);
+          run.latencyOf(at, r.timestamp);
+        }
+      } else if (mode === 'group') {
+        groupBatch(run, batch as ConsumerBatch<unknown, Buffer | null>);
+      } else {
+        for (let i = 0; i < n; i++) digest.add(records[i]!.value as Buffer | null);
+      }
+      if (mode === 'rebalance' && n > 0) {
+        run.batch(n);
+        run.finish();
+        break;
+      }
+      if (run.batch(n)) break;
+    }
+  } catch (err) {
+    run.error = `kwire: ${(err as Error).message}`;
+  }
+  run.finish();
+  const m = consumer.metrics();
+  await closed;
+  // How the fetcher worked: the count of Fetch requests explains a good part of the cost per byte.
+  if (mode === 'throughput') run.notes.push(`kwire: ${m.fetches} fetches (${m.emptyFetches} empty), ${(m.bytesFetched / 1048576).toFixed(0)} MiB fetched`);
+  const extra: Partial<ClientReport> = {};
+  if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
+  return run.report(extra);
+}
+
+/** A group member's batch: value hashes by offset, so that the orchestrator can merge members. */
+function groupBatch(run: Run, batch: ConsumerBatch<unknown, Buffer | null>): void {
+  const records = batch.records;
+  const n = records.length;
+  if (n === 0) return;
+  // Offsets are contiguous within a batch here (no compaction, no transactions): read the first
+  // one (a bigint) once per batch rather than per record, and check the claim with the last.
+  const first = Number(batch.firstOffset);
+  if (Number(batch.lastOffset) - first + 1 !== n) run.error ??= `non-contiguous batch ${batch.partition}@${first}`;
+  for (let i = 0; i < n; i++) {
+    const v = records[i]!.value;
+    if (v === null) continue;
+    const h = valueHash(v);
+    run.digest.addHash(h, v.length);
+    run.offsetSeen(batch.partition, first + i, h);
   }
 }

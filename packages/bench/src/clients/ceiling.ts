@@ -1,0 +1,178 @@
+// The raw fetch ceiling: kwire's protocol layer alone. A Connection from @kwire/consumer's
+// BrokerPool sends Fetch requests for every partition not yet at its end, one in flight per
+// broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB, max.partition.fetch.bytes
+// 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record batches are only scanned
+// (scanRecordBatches: batch headers, to advance the fetch offsets) and the bytes are released
+// undecoded. No consumer can do less with the same requests: its records/s is the speed limit of
+// this broker on this machine, and every client's figure is shown as a ratio to it.
+//
+// It reads the topic three times in one process and reports the median pass.
+//
+// Verification: the count comes from the offsets (the fetch offsets must reach every partition's
+// high watermark and add up to the expected records); values are not decoded, so there is no checksum.
+import { BrokerPool, decodeResponseBody } from '@kwire/consumer';
+import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
+import type { Connection } from '@kwire/consumer';
+import { now, Run, type ClientOptions, type ClientReport } from './common.js';
+
+export async function ceilingClient(options: ClientOptions): Promise<ClientReport> {
+  const run = new Run('ceiling', options);
+  run.start();
+  const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling' });
+  let wireBytes = 0;
+  const passSeconds: number[] = [];
+  try {
+    const boot = await pool.bootstrap();
+    const md = await boot.request(Metadata, { topics: [{ topicId: ZERO_UUID, name: options.topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+    const topic = md.topics.find((t) => t.name === options.topic);
+    if (!topic || topic.errorCode !== 0) throw new Error(`topic ${options.topic} not in metadata (error ${topic?.errorCode})`);
+    const byLeader = new Map<number, number[]>();
+    for (const p of topic.partitions) {
+      let list = byLeader.get(p.leaderId);
+      if (!list) byLeader.set(p.leaderId, (list = []));
+      list.push(p.partitionIndex);
+    }
+    const connections = await Promise.all(
+      [...byLeader.keys()].map((node) => {
+        const b = md.brokers.find((x) => x.nodeId === node);
+        if (!b) throw new Error(`leader ${node} not among the brokers`);
+        return pool.get({ host: b.host, port: b.port, nodeId: node });
+      }),
+    );
+    // The broker's limit is the figure wanted, so the topic is read several times over in this
+    // process (connections open, code compiled after the first pass) and the median pass counts;
+    // every pass must reach the expected records.
+    if (run.mode === 'latency') {
+      // The latency floor: the same fetch loop, records decoded only for their timestamps.
+      if (connections.length !== 1) throw new Error('the latency floor expects one leader');
+      run.ready();
+      await latencyFloor(run, connections[0]!, options.topic, topic.topicId, [...byLeader.values()][0]!);
+    }
+    const passes = run.mode === 'latency' ? 0 : options.passes ?? 3;
+    for (let pass = 0; pass < passes && !run.error; pass++) {
+      const t0 = now();
+      if (pass === 0) run.ready();
+      const counts = await Promise.all(
+        [...byLeader.values()].map(async (partitions, i) => {
+          const conn = connections[i]!;
+          const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
+          const ends = new Map<number, bigint>();
+          let records = 0;
+          for (;;) {
+            const pending = partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
+            if (pending.length === 0) return records;
+            const body: Input<FetchRequest> = {
+              replicaId: -1,
+              maxWaitMs: 500,
+              minBytes: 1,
+              maxBytes: 52_428_800,
+              isolationLevel: 0,
+              sessionId: 0,
+              sessionEpoch: -1,
+              topics: [
+                {
+                  topic: options.topic,
+                  topicId: topic.topicId,
+                  partitions: pending.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
+                },
+              ],
+              forgottenTopicsData: [],
+              rackId: '',
+            };
+            const lease = await conn.requestFrame<FetchRequest>(Fetch, body, { timeoutMs: 30_500 });
+            let got = 0;
+            try {
+              const res = decodeResponseBody(Fetch, lease);
+              if (res.errorCode !== 0) throw new Error(`Fetch error ${res.errorCode}`);
+              for (const t of res.responses) {
+                for (const pd of t.partitions) {
+                  if (pd.errorCode !== 0) throw new Error(`Fetch error ${pd.errorCode} on partition ${pd.partitionIndex}`);
+                  ends.set(pd.partitionIndex, pd.highWatermark);
+                  const records = pd.records;
+                  if (records === null || records.length === 0) continue;
+                  const scan = scanRecordBatches(records);
+                  if (scan.batches === 0) continue;
+                  wireBytes += scan.wholeBytes;
+                  const from = offsets.get(pd.partitionIndex)!;
+                  if (scan.nextOffset > from) {
+                    got += Number(scan.nextOffset - from);
+                    offsets.set(pd.partitionIndex, scan.nextOffset);
+                  }
+                }
+              }
+            } finally {
+              lease.release();
+            }
+            records += got;
+            if (pass === 0) run.batch(got);
+          }
+        }),
+      );
+      const total = counts.reduce((a, b) => a + b, 0);
+      passSeconds.push((now() - t0) / 1000);
+      if (total !== options.records) run.error = `pass ${pass + 1} read ${total} records, expected ${options.records}`;
+    }
+  } catch (err) {
+    run.error = `ceiling: ${(err as Error).message}`;
+  } finally {
+    await pool.close();
+  }
+  // Nothing decoded, so no digest: bytes are the records' value bytes by construction.
+  const report = await run.report({ checksum: null, bytes: run.count * (options.recordSize ?? 0) });
+  const sorted = [...passSeconds].sort((a, b) => a - b);
+  if (sorted.length) report.fetchSeconds = sorted[sorted.length >> 1]!;
+  if (passSeconds.length) report.notes = [...(report.notes ?? []), `median of ${passSeconds.length} passes (s: ${passSeconds.map((x) => x.toFixed(3)).join(', ')}); ${(wireBytes / passSeconds.length / 1048576).toFixed(0)} MiB on the wire per pass`];
+  return report;
+}
+
+/**
+ * Fetch requests back to back (one in flight, fetch.min.bytes 1, fetch.max.wait.ms 500: what every
+ * consumer's defaults do), each record's CreateTime against the moment its response was read:
+ * the end-to-end latency this broker and producer allow, with nothing of a consumer around it.
+ */
+async function latencyFloor(run: Run, conn: Connection, topic: string, topicId: string, partitions: number[]): Promise<void> {
+  const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
+  const digest = run.digest;
+  while (!run.done) {
+    const body: Input<FetchRequest> = {
+      replicaId: -1,
+      maxWaitMs: 500,
+      minBytes: 1,
+      maxBytes: 52_428_800,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{ topic, topicId, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })) }],
+      forgottenTopicsData: [],
+      rackId: '',
+    };
+    const lease = await conn.requestFrame<FetchRequest>(Fetch, body, { timeoutMs: 30_500 });
+    const at = now();
+    let got = 0;
+    try {
+      const res = decodeResponseBody(Fetch, lease);
+      for (const t of res.responses) {
+        for (const pd of t.partitions) {
+          if (pd.errorCode !== 0) throw new Error(`Fetch error ${pd.errorCode} on partition ${pd.partitionIndex}`);
+          const records = pd.records;
+          if (records === null || records.length === 0) continue;
+          const reader = readRecordBatches(records, { checkCrc: false });
+          for (let batch = reader.next(); batch !== null; batch = reader.next()) {
+            const c = batch.cursor();
+            for (let r = c.next(); r !== null; r = c.next()) {
+              run.latencyOf(at, r.timestamp);
+              digest.add(r.value);
+              got++;
+            }
+            batch.release();
+          }
+          const scan = scanRecordBatches(records);
+          if (scan.batches > 0 && scan.nextOffset > offsets.get(pd.partitionIndex)!) offsets.set(pd.partitionIndex, scan.nextOffset);
+        }
+      }
+    } finally {
+      lease.release();
+    }
+    run.batch(got);
+  }
+}

@@ -1,0 +1,473 @@
+// What every Node client of the benchmark shares: its options, the report it prints, and the
+// bookkeeping around the consuming loop (counting, value digests, fetch-phase timing, the
+// allocation window, latency histograms, per-offset hashes for groups, IPC with the orchestrator).
+//
+// The clients' loops stay their own (each uses its library the way its users do); they call into
+// this module once per batch, never through a closure per record, so that the bookkeeping costs
+// every client the same small amount.
+import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { valueHash, ValueDigest } from '../meter.js';
+
+/** What a run is for. */
+export type ClientMode =
+  /** Consume `records` records from the start as fast as possible, timed. */
+  | 'throughput'
+  /** The same, untimed, measuring heap bytes allocated per record over a long window (needs --expose-gc). */
+  | 'alloc'
+  /** One member of a group of several processes: consume until the orchestrator says stop. */
+  | 'group'
+  /** Consume records as a producer writes them at a fixed rate; histogram of delivery - CreateTime. */
+  | 'latency'
+  /** A fresh group: time from subscribe to the first record delivered, then stop. */
+  | 'rebalance';
+
+export interface ClientOptions {
+  bootstrap: string;
+  topic: string;
+  partitions: number;
+  /** Records to consume (the topic's whole content for throughput and alloc runs). */
+  records: number;
+  mode?: ClientMode;
+  /** Group id for the clients that consume in a group (kafkajs, platformatic; kwire in group/rebalance modes). */
+  groupId?: string;
+  /** Extra configuration handed to the client library (e.g. kwire's { checkCrcs: false }). */
+  config?: Record<string, unknown>;
+  /** Record size in bytes, for clients that do not decode values (the fetch ceiling). */
+  recordSize?: number;
+  /** group mode: the end offset of every partition, and where to write the per-offset hashes. */
+  endOffsets?: number[];
+  hashFile?: string;
+  /** latency mode: records whose timestamp falls in the first warmupMs of the run are counted apart. */
+  warmupMs?: number;
+  /** alloc mode: records in the window, and records consumed before it opens. */
+  allocWindow?: number;
+  allocSkip?: number;
+  /** Give up when no record has arrived for this long (the run is then reported short). */
+  idleTimeoutMs?: number;
+  /** kwire legacy (memory test): read the topic this many times. */
+  passes?: number;
+}
+
+/** The JSON line a client prints on stdout at the end of a run. */
+export interface ClientReport {
+  client: string;
+  mode: ClientMode;
+  records: number;
+  /** Value bytes delivered (or, for the ceiling, records x recordSize). */
+  bytes: number;
+  /** ValueDigest of every value, or null where values are not decoded (the ceiling). */
+  checksum: string | null;
+  /** Epoch milliseconds (sub-millisecond, from performance.timeOrigin): comparable across processes. */
+  tStart: number;
+  /** When the client was connected and assigned (joined) and about to fetch; null if never. */
+  tReady: number | null;
+  tFirst: number | null;
+  tLast: number | null;
+  /**
+   * The fetch phase: ready (assigned) to last record, as Java's ConsumerPerformance counts its
+   * fetch.* figures (from partition assignment); first record to last where there is no ready.
+   */
+  fetchSeconds: number | null;
+  /** First record to last record. */
+  firstToLastSeconds: number | null;
+  /** The fetch phase on the monotonic clock in microseconds (what V8's CPU profiles use). */
+  hrReadyUs: number | null;
+  hrLastUs: number | null;
+  /** Start (before connecting) to last record: connect, metadata, group join included. */
+  totalSeconds: number | null;
+  /** User + system CPU of the whole process (Node start-up and module loading included). */
+  cpuSeconds: number;
+  /** The part of it spent between the first and the last record. */
+  fetchCpuSeconds: number | null;
+  /** getrusage's peak resident set size. */
+  peakRssMb: number;
+  gcMs: number;
+  gcCount: number;
+  /** Longest event-loop stall between the first and the last record (1 ms resolution). */
+  maxEventLoopStallMs: number | null;
+  p99EventLoopDelayMs: number | null;
+  /** alloc mode: heap (JS objects) and external (ArrayBuffer) bytes allocated per record. */
+  allocBytesPerRecord?: number | null;
+  allocWindowRecords?: number;
+  /** Collections inside the allocation window (0: a GC-free window). */
+  allocCollections?: number;
+  latency?: LatencySummary;
+  /** rebalance mode: subscribe (or connect) to first record. */
+  joinToFirstRecordMs?: number;
+  /** group mode: when this member delivered the last record of each partition (epoch ms), or null. */
+  partitionDoneAt?: (number | null)[];
+  /** Anything the client noticed that makes the run invalid (non-contiguous batch, error...). */
+  error?: string;
+  /** Things worth showing next to the figures (library version, settings). */
+  notes?: string[];
+}
+
+export interface LatencySummary {
+  count: number;
+  warmupExcluded: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  /** p99 over every record, warm-up included. */
+  p99All: number;
+}
+
+export function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+const LATENCY_BUCKET_MS = 0.05;
+const LATENCY_BUCKETS = 1_200_000; // 60 s at 50 us
+
+/** Delivery latency histogram, 50 us buckets up to 60 s: no allocation per record. */
+export class LatencyHistogram {
+  private readonly counts = new Uint32Array(LATENCY_BUCKETS);
+  private n = 0;
+  add(ms: number): void {
+    let b = Math.floor(ms / LATENCY_BUCKET_MS);
+    if (b < 0) b = 0;
+    else if (b >= LATENCY_BUCKETS) b = LATENCY_BUCKETS - 1;
+    this.counts[b]!++;
+    this.n++;
+  }
+  get count(): number {
+    return this.n;
+  }
+  percentile(p: number): number {
+    if (this.n === 0) return NaN;
+    const want = Math.max(1, Math.ceil((p / 100) * this.n));
+    let seen = 0;
+    for (let b = 0; b < LATENCY_BUCKETS; b++) {
+      seen += this.counts[b]!;
+      if (seen >= want) return round3((b + 1) * LATENCY_BUCKET_MS);
+    }
+    return round3(LATENCY_BUCKETS * LATENCY_BUCKET_MS);
+  }
+}
+
+function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+
+/**
+ * The per-run bookkeeping: the loop calls begin() before creating its consumer, then batch(n) for
+ * every batch it has read (after touching the values), and checks `done`.
+ */
+export class Run {
+  readonly digest = new ValueDigest();
+  /** When the client started connecting: set again by start(), after imports and the group's go. */
+  tStart = now();
+  tReady: number | null = null;
+  private hrReady: number | null = null;
+  private hrLast: number | null = null;
+  tFirst: number | null = null;
+  tLast: number | null = null;
+  count = 0;
+  /** Set once `records` records were seen (or stop() was called): the loop must end. */
+  done = false;
+  error: string | undefined;
+  notes: string[] = [];
+  private cpuAtFirst: NodeJS.CpuUsage | undefined;
+  private cpuAtLast: NodeJS.CpuUsage | undefined;
+  private readonly loop = monitorEventLoopDelay({ resolution: 1 });
+  private gcMs = 0;
+  private gcCount = 0;
+  private readonly gcObserver: PerformanceObserver;
+  private finished!: () => void;
+  /** Resolves when done becomes true: for callback-style clients. */
+  readonly finishedPromise = new Promise<void>((resolve) => (this.finished = resolve));
+  private idleTimer: NodeJS.Timeout | undefined;
+  private lastProgress = now();
+  // alloc mode
+  private readonly gc: (() => void) | undefined;
+  private window: { count: number; used: number; profiler: GCProfiler } | undefined;
+  private allocResult: { records: number; bytes: number; collections: number } | undefined;
+  // latency mode
+  readonly latency: LatencyHistogram | undefined;
+  readonly latencyAll: LatencyHistogram | undefined;
+  private warmupUntil = 0;
+  private warmupExcluded = 0;
+  // group mode
+  private readonly hashes: Int32Array[] | undefined;
+  private readonly seen: Uint8Array[] | undefined;
+  private readonly partitionDoneAt: (number | null)[] | undefined;
+  private readonly progress: Float64Array | undefined;
+  private progressTimer: NodeJS.Timeout | undefined;
+  readonly mode: ClientMode;
+
+  constructor(
+    readonly client: string,
+    readonly options: ClientOptions,
+  ) {
+    this.mode = options.mode ?? 'throughput';
+    this.gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        this.gcMs += e.duration;
+        this.gcCount++;
+      }
+    });
+    this.gcObserver.observe({ entryTypes: ['gc'] });
+    if (this.mode === 'alloc') {
+      this.gc = (globalThis as { gc?: () => void }).gc;
+      if (!this.gc) this.error = 'alloc mode needs --expose-gc';
+    }
+    if (this.mode === 'latency') {
+      this.latency = new LatencyHistogram();
+      this.latencyAll = new LatencyHistogram();
+    }
+    if (this.mode === 'group') {
+      const ends = options.endOffsets ?? [];
+      this.hashes = ends.map((e) => new Int32Array(e));
+      this.seen = ends.map((e) => new Uint8Array(e));
+      this.partitionDoneAt = ends.map(() => null);
+      this.progress = new Float64Array(ends.length);
+      // Progress to the orchestrator, which stops every member once each partition is complete.
+      this.progressTimer = setInterval(() => process.send?.({ ev: 'progress', next: Array.from(this.progress!), count: this.count }), 50);
+      this.progressTimer.unref();
+    }
+    const idle = options.idleTimeoutMs ?? 60_000;
+    this.idleTimer = setInterval(() => {
+      if (!this.done && now() - this.lastProgress > idle) {
+        this.error = `no record for ${idle} ms after ${this.count} records`;
+        this.finish();
+      }
+    }, 1000);
+    this.idleTimer.unref();
+    process.on('message', (m: { ev?: string }) => {
+      if (m?.ev === 'stop') this.finish();
+    });
+  }
+
+  /** Marks the client's start: called right before it creates its consumer. */
+  start(): number {
+    this.tStart = now();
+    return this.tStart;
+  }
+
+  /** Tells the orchestrator this client is connected (and joined): latency and group runs wait for it. */
+  ready(detail: Record<string, unknown> = {}): void {
+    this.lastProgress = now();
+    if (this.tReady === null) {
+      this.tReady = this.lastProgress;
+      this.hrReady = Number(process.hrtime.bigint() / 1000n);
+    }
+    process.send?.({ ev: 'ready', ...detail });
+  }
+
+  /** Waits for the orchestrator's go (group members start together); immediate without IPC. */
+  waitGo(): Promise<void> {
+    if (!process.send) return Promise.resolve();
+    return new Promise((resolve) => {
+      const on = (m: { ev?: string }) => {
+        if (m?.ev === 'go') {
+          process.off('message', on);
+          resolve();
+        }
+      };
+      process.on('message', on);
+      process.send!({ ev: 'loaded' });
+    });
+  }
+
+  /**
+   * After a batch of n records (values already digested by the loop). Returns true when the run
+   * is complete.
+   */
+  batch(n: number): boolean {
+    if (n === 0) return this.done;
+    const t = now();
+    this.lastProgress = t;
+    if (this.tFirst === null) {
+      this.tFirst = t;
+      this.cpuAtFirst = process.cpuUsage();
+      this.loop.enable();
+    }
+    this.count += n;
+    this.tLast = t;
+    if (this.gc !== undefined) this.allocStep();
+    if (this.mode !== 'group' && this.count >= this.options.records) this.finish();
+    return this.done;
+  }
+
+  /** latency mode: a record's CreateTime, against the batch's delivery time. */
+  latencyOf(deliveredAt: number, timestamp: number): void {
+    if (this.warmupUntil === 0) this.warmupUntil = timestamp + (this.options.warmupMs ?? 0);
+    const ms = deliveredAt - timestamp;
+    this.latencyAll!.add(ms);
+    if (timestamp < this.warmupUntil) this.warmupExcluded++;
+    else this.latency!.add(ms);
+  }
+
+  /**
+   * One record, for clients that deliver record by record (platformatic's stream): the clock is
+   * read only for the first and the last record, not for every one.
+   */
+  one(): boolean {
+    if (this.tFirst === null) return this.batch(1);
+    this.count++;
+    if (this.gc !== undefined) this.allocStep();
+    if (this.mode !== 'group' && this.count >= this.options.records) {
+      this.tLast = now();
+      this.lastProgress = this.tLast;
+      this.finish();
+    } else if ((this.count & 0x3fff) === 0) this.lastProgress = now();
+    return this.done;
+  }
+
+  /** group mode: the record at `offset` of `partition` had value hash h. */
+  offsetSeen(partition: number, offset: number, h: number): void {
+    const seen = this.seen![partition];
+    if (seen === undefined || offset >= seen.length) {
+      this.error ??= `record ${partition}@${offset} beyond the end offsets given`;
+      return;
+    }
+    seen[offset] = 1;
+    this.hashes![partition]![offset] = h;
+    if (offset + 1 > this.progress![partition]!) this.progress![partition] = offset + 1;
+    if (offset + 1 === seen.length) {
+      this.partitionDoneAt![partition] = now();
+      this.tLast = this.partitionDoneAt![partition]!;
+    }
+  }
+
+  /**
+   * Heap bytes allocated per record, measured over one long window (from a fifth of the records to
+   * four fifths): a forced collection, then v8's used heap size at both ends plus what every
+   * collection inside the window freed (v8.GCProfiler reports the used size before and after each).
+   * With no collection inside, this is exactly the GC-free window of decode-records.ts; with some
+   * (kafkajs and platformatic allocate more than a young generation holds between two of their
+   * fetches) it still counts every byte allocated in between. The window must span many fetches:
+   * clients decode a whole Fetch response before delivering its first record, so a short window
+   * could fall between two responses and see almost nothing.
+   */
+  private allocStep(): void {
+    const w = this.window;
+    const records = this.options.records;
+    if (w === undefined) {
+      if (this.allocResult === undefined && this.count >= (this.options.allocSkip ?? Math.floor(records / 5))) {
+        this.gc!();
+        const profiler = new GCProfiler();
+        profiler.start();
+        this.window = { count: this.count, used: getHeapStatistics().used_heap_size, profiler };
+      }
+    } else if (this.count - w.count >= (this.options.allocWindow ?? Math.floor((records * 3) / 5)) || this.count >= records) {
+      const used = getHeapStatistics().used_heap_size;
+      const stats = w.profiler.stop()?.statistics ?? [];
+      let freed = 0;
+      for (const g of stats) freed += g.beforeGC.heapStatistics.usedHeapSize - g.afterGC.heapStatistics.usedHeapSize;
+      this.allocResult = { records: this.count - w.count, bytes: used - w.used + freed, collections: stats.length };
+      this.window = undefined;
+      this.finish();
+    }
+  }
+
+  finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.hrLast = Number(process.hrtime.bigint() / 1000n);
+    this.cpuAtLast = process.cpuUsage();
+    this.loop.disable();
+    this.finished();
+  }
+
+  /** The report; waits a moment so that GC entries of the last window reach the observer. */
+  async report(extra: Partial<ClientReport> = {}): Promise<ClientReport> {
+    this.finish();
+    clearInterval(this.idleTimer);
+    clearInterval(this.progressTimer);
+    await new Promise((r) => setTimeout(r, 30));
+    this.gcObserver.disconnect();
+    const cpu = process.cpuUsage();
+    const usage = process.resourceUsage();
+    const fetchCpu = this.cpuAtFirst && this.cpuAtLast ? (this.cpuAtLast.user - this.cpuAtFirst.user + this.cpuAtLast.system - this.cpuAtFirst.system) / 1e6 : null;
+    const report: ClientReport = {
+      client: this.client,
+      mode: this.mode,
+      records: this.count,
+      bytes: this.digest.bytes,
+      checksum: this.digest.toString(),
+      tStart: this.tStart,
+      tReady: this.tReady,
+      tFirst: this.tFirst,
+      tLast: this.tLast,
+      fetchSeconds: this.tLast !== null && (this.tReady ?? this.tFirst) !== null ? (this.tLast - (this.tReady ?? this.tFirst)!) / 1000 : null,
+      firstToLastSeconds: this.tFirst !== null && this.tLast !== null ? (this.tLast - this.tFirst) / 1000 : null,
+      hrReadyUs: this.hrReady,
+      hrLastUs: this.hrLast,
+      totalSeconds: this.tLast !== null ? (this.tLast - this.tStart) / 1000 : null,
+      cpuSeconds: round2((cpu.user + cpu.system) / 1e6),
+      fetchCpuSeconds: fetchCpu === null ? null : round2(fetchCpu),
+      peakRssMb: round2(usage.maxRSS / 1024),
+      gcMs: round2(this.gcMs),
+      gcCount: this.gcCount,
+      maxEventLoopStallMs: this.loop.count > 0 ? round2(this.loop.max / 1e6) : null,
+      p99EventLoopDelayMs: this.loop.count > 0 ? round2(this.loop.percentile(99) / 1e6) : null,
+      ...(this.error ? { error: this.error } : {}),
+      ...(this.notes.length ? { notes: this.notes } : {}),
+      ...extra,
+    };
+    if (this.mode === 'alloc') {
+      const a = this.allocResult;
+      report.allocBytesPerRecord = a && a.records > 0 ? Math.round(a.bytes / a.records) : null;
+      report.allocWindowRecords = a?.records ?? 0;
+      report.allocCollections = a?.collections ?? 0;
+      if (!a) report.notes = [...(report.notes ?? []), 'the allocation window never closed'];
+    }
+    if (this.mode === 'latency') {
+      const h = this.latency!;
+      report.latency = {
+        count: h.count,
+        warmupExcluded: this.warmupExcluded,
+        p50: h.percentile(50),
+        p99: h.percentile(99),
+        p999: h.percentile(99.9),
+        max: h.percentile(100),
+        p99All: this.latencyAll!.percentile(99),
+      };
+    }
+    if (this.mode === 'group') {
+      report.partitionDoneAt = this.partitionDoneAt;
+      if (this.options.hashFile) writeHashes(this.options.hashFile, this.hashes!, this.seen!);
+    }
+    return report;
+  }
+}
+
+/**
+ * The per-offset hashes of a group member, for the orchestrator to merge: for each partition, its
+ * length (uint32 LE), the hashes (int32 LE each) and the seen flags (one byte each).
+ */
+function writeHashes(file: string, hashes: Int32Array[], seen: Uint8Array[]): void {
+  const parts: Buffer[] = [];
+  for (let p = 0; p < hashes.length; p++) {
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(hashes[p]!.length);
+    parts.push(len, Buffer.from(hashes[p]!.buffer, hashes[p]!.byteOffset, hashes[p]!.byteLength), Buffer.from(seen[p]!.buffer, seen[p]!.byteOffset, seen[p]!.byteLength));
+  }
+  writeFileSync(file, Buffer.concat(parts));
+}
+
+export function readHashes(buf: Buffer): { hashes: Int32Array; seen: Uint8Array }[] {
+  const out: { hashes: Int32Array; seen: Uint8Array }[] = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const n = buf.readUInt32LE(pos);
+    pos += 4;
+    const hashes = new Int32Array(n);
+    for (let i = 0; i < n; i++) hashes[i] = buf.readInt32LE(pos + 4 * i);
+    pos += 4 * n;
+    const seen = new Uint8Array(buf.subarray(pos, pos + n));
+    pos += n;
+    out.push({ hashes, seen });
+  }
+  return out;
+}
+
+export { valueHash };

@@ -1,0 +1,98 @@
+// kafkajs 2.2.4 through its consumer as its users run it: a consumer group (kafkajs has no
+// group-less consumer), subscribe fromBeginning, run({ eachBatch }) with every value touched.
+// Throughput, alloc and latency runs use a fresh group with autoCommit off (nothing to commit for
+// a read-once benchmark, and a commit per batch would slow it); group runs keep kafkajs's default
+// commits, as a real group would. lz4 and zstd through the codec packages kafkajs users register.
+import { createRequire } from 'node:module';
+import { valueHash } from '../meter.js';
+import { packageVersion } from '../micro/peers/clients.js';
+import { now, Run, type ClientOptions, type ClientReport } from './common.js';
+
+const require = createRequire(import.meta.url);
+
+interface KafkajsMessage {
+  offset: string;
+  timestamp: string;
+  value: Buffer | null;
+}
+interface KafkajsBatch {
+  topic: string;
+  partition: number;
+  messages: KafkajsMessage[];
+}
+interface KafkajsConsumer {
+  connect(): Promise<void>;
+  subscribe(o: { topics: string[]; fromBeginning: boolean }): Promise<void>;
+  run(o: { autoCommit?: boolean; eachBatch: (p: { batch: KafkajsBatch }) => Promise<void> }): Promise<void>;
+  disconnect(): Promise<void>;
+  on(event: string, listener: (e: unknown) => void): void;
+  events: Record<string, string>;
+}
+interface KafkajsModule {
+  Kafka: new (o: Record<string, unknown>) => { consumer(o: Record<string, unknown>): KafkajsConsumer };
+  logLevel: Record<string, number>;
+  CompressionTypes: Record<string, number>;
+  CompressionCodecs: Record<number, (() => unknown) & { name?: string }>;
+}
+
+async function loadKafkajs(): Promise<KafkajsModule> {
+  const kafkajs = require('kafkajs') as KafkajsModule;
+  const LZ4Codec = require('@2l/kafkajs-lz4') as new () => { codec: () => unknown };
+  kafkajs.CompressionCodecs[kafkajs.CompressionTypes.LZ4!] = new LZ4Codec().codec;
+  // Its CommonJS build is broken: the ES module registers the codec on the same kafkajs instance.
+  const zstdCodec: string = '@sensejs/kafkajs-zstd-support';
+  await import(zstdCodec);
+  return kafkajs;
+}
+
+export async function kafkajsClient(options: ClientOptions): Promise<ClientReport> {
+  const run = new Run('kafkajs', options);
+  run.notes.push(`kafkajs ${packageVersion('kafkajs')}`);
+  const mode = run.mode;
+  const kafkajs = await loadKafkajs();
+  if (mode === 'group') await run.waitGo();
+  const tStart = run.start();
+  const kafka = new kafkajs.Kafka({ clientId: 'kafkajs-bench', brokers: [options.bootstrap], logLevel: kafkajs.logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: options.groupId ?? `bench-kafkajs-${process.pid}-${Date.now()}`, ...options.config });
+  consumer.on(consumer.events.GROUP_JOIN!, () => run.ready());
+  consumer.on(consumer.events.CRASH!, (e) => {
+    run.error ??= `kafkajs crashed: ${String((e as { payload?: { error?: Error } }).payload?.error?.message)}`;
+    run.finish();
+  });
+  const digest = run.digest;
+  await consumer.connect();
+  await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
+  await consumer.run({
+    autoCommit: mode === 'group',
+    eachBatch: async ({ batch }) => {
+      if (run.done) return;
+      const messages = batch.messages;
+      const n = messages.length;
+      if (mode === 'latency') {
+        const at = now();
+        for (let i = 0; i < n; i++) {
+          const m = messages[i]!;
+          digest.add(m.value);
+          run.latencyOf(at, Number(m.timestamp));
+        }
+      } else if (mode === 'group') {
+        for (let i = 0; i < n; i++) {
+          const m = messages[i]!;
+          if (m.value === null) continue;
+          const h = valueHash(m.value);
+          digest.addHash(h, m.value.length);
+          run.offsetSeen(batch.partition, Number(m.offset), h);
+        }
+      } else {
+        for (let i = 0; i < n; i++) digest.add(messages[i]!.value);
+      }
+      run.batch(n);
+      if (mode === 'rebalance' && n > 0) run.finish();
+    },
+  });
+  await run.finishedPromise;
+  const extra: Partial<ClientReport> = {};
+  if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
+  await consumer.disconnect().catch(() => {});
+  return run.report(extra);
+}

@@ -1,0 +1,179 @@
+// The Markdown report (packages/bench/results/report.md): the run's context, the goals against
+// the measured figures, every table, the chart, the profiles and the notes on method.
+import { ratio } from './summarize.js';
+import { int, num, status } from './table.js';
+import type { BenchResults, ResultRow } from './types.js';
+
+function mdTable(headers: string[], rows: string[][], right: boolean[] = []): string {
+  const sep = headers.map((_, i) => (right[i] ? '---:' : '---'));
+  const esc = (s: string) => s.replace(/\|/g, '\\|');
+  return [`| ${headers.join(' | ')} |`, `| ${sep.join(' | ')} |`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}
+
+function verifiedCell(r: ResultRow): string {
+  const s = status(r);
+  return s === 'FAILED' ? `**FAILED**` : s;
+}
+
+function x(n: number | null): string {
+  return n === null ? '-' : `${n.toFixed(2)}x`;
+}
+
+export function markdownReport(results: BenchResults, analysis?: string): string {
+  const out: string[] = [];
+  const rows = results.results;
+  const m = results.machine;
+  out.push('# kwire benchmark', '');
+  out.push(
+    `${results.mode === 'quick' ? 'A quick (smoke) run' : 'A full run'} of \`npm run bench\`${results.mode === 'quick' ? ' -- --quick' : ''}, started ${results.startedAt}, ${Math.round(results.durationSeconds / 60)} minutes.`,
+    '',
+    `- Machine: ${m.cpus} cores (${m.model}), ${m.memoryGb} GiB, ${m.os} ${m.kernel}. The broker, the client under test and the bench share the cores.`,
+    `- Node clients (kwire, kafkajs, @platformatic/kafka, node-rdkafka, the ceiling) run under Node ${results.node.clients}, each in a process of its own; the orchestrator under Node ${results.node.orchestrator}.`,
+    `- Broker: Apache Kafka ${results.broker.version}, one KRaft node on loopback (${results.broker.startedByBench ? 'started by the bench' : `given with --bootstrap ${results.broker.bootstrap}`}).`,
+    `- Clients: ${results.clients.map((c) => `${c.label}${c.available ? '' : ` (skipped: ${c.reason ?? ''})`}`).join('; ')}.`,
+    '',
+  );
+  out.push(
+    '## How to read this',
+    '',
+    '- **records/s** is the fetch phase, the median over the repetitions (clients alternate, each repetition in a new order): from the moment the client has its partitions (connected; group joined for kafkajs and @platformatic/kafka, assign() resolved for kwire) to the last record delivered. That is how the Java consumer\'s `fetch.nMsg.sec` counts (ConsumerPerformance starts its fetch clock at the assignment), so the figures compare. kcat has no assignment to time from: its figure runs from its start. **first-to-last rec/s** (Markdown and JSON) times from the first record delivered instead: it flatters clients that fetch and decode a large response before delivering anything (@platformatic/kafka asks for up to 50 MiB per partition, so on a small topic its first record comes when most of the topic is already decoded). **with join rec/s** counts from the client\'s start (connect, metadata, group join) to the last record; for Java the tool\'s whole-run `nMsg.sec`.',
+    '- **x ceiling** divides by the raw fetch ceiling of the same scenario: kwire\'s protocol layer issuing the same Fetch requests and throwing the bytes away undecoded, the speed limit of this broker on this machine.',
+    '- **CPU s** is user + system CPU of the client\'s whole process (Node start-up and module loading included; for Java the JVM start as well, sampled from /proc). **peak RSS** is the process\'s maximum resident set. **GC ms** is V8\'s collection time (Node clients). **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic: V8\'s used heap at both ends plus what each collection in between freed (v8.GCProfiler), with a 128 MiB young generation; with no collection inside it is a GC-free window. Buffer memory outside the JS heap is not in it. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution: an idle loop shows about 1 ms).',
+    '- **verified**: the client consumed exactly the expected records and its checksum of the values (length plus a hash of the first and last 8 bytes of each value, order-independent) matches the one most clients agree on. The Java consumer exposes no values: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.',
+    '',
+  );
+
+  out.push('## Goals', '');
+  out.push(
+    mdTable(
+      ['goal', 'measured', 'result'],
+      results.goals.map((g) => [g.text, g.measured, g.met === true ? 'met' : g.met === false ? `**missed**: ${g.miss ?? ''}` : `n/a: ${g.miss ?? ''}`]),
+    ),
+    '',
+  );
+
+  const tp = rows.filter((r) => r.kind === 'throughput');
+  if (tp.length) {
+    out.push('## Throughput', '');
+    for (const s of results.scenarios.filter((s) => s.kind === 'throughput')) {
+      const mine = tp.filter((r) => r.scenario === s.id);
+      if (!mine.length) continue;
+      out.push(`### ${s.title}`, '', `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}; ${s.repetitions} repetition${s.repetitions > 1 ? 's' : ''}.`, '');
+      out.push(
+        mdTable(
+          ['client', 'records/s', 'MiB/s', 'x ceiling', 'first-to-last rec/s', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified', 'runs (records/s)'],
+          mine.map((r) => [
+            r.client === 'kwire' ? `**${r.label}**` : r.label,
+            int(r.recordsPerSec),
+            num(r.mbPerSec),
+            r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
+            int(r.firstToLastRecordsPerSec),
+            int(r.totalRecordsPerSec),
+            num(r.cpuSeconds, 2),
+            num(r.peakRssMb, 0),
+            num(r.gcMs, 0),
+            r.allocBytesPerRecord === null ? '-' : int(r.allocBytesPerRecord),
+            num(r.maxEventLoopStallMs, 1),
+            verifiedCell(r),
+            r.runsRecordsPerSec.map((v) => int(v)).join(' / '),
+          ]),
+          [false, true, true, true, true, true, true, true, true, true, true, false, false],
+        ),
+        '',
+      );
+    }
+    out.push('### kwire against the others (ratios of median records/s, same run)', '');
+    const ids = results.scenarios.filter((s) => s.kind === 'throughput').map((s) => s.id);
+    out.push(
+      mdTable(
+        ['scenario', 'vs kafkajs', 'vs @platformatic/kafka', 'vs Java', 'vs kcat', 'of the ceiling', 'checkCrcs: false vs default'],
+        ids.map((id) => [
+          id,
+          x(ratio(rows, id, 'kwire', 'kafkajs')),
+          x(ratio(rows, id, 'kwire', 'platformatic')),
+          x(ratio(rows, id, 'kwire', 'java')),
+          x(ratio(rows, id, 'kwire', 'kcat')),
+          (() => {
+            const r = ratio(rows, id, 'kwire', 'ceiling');
+            return r === null ? '-' : `${(r * 100).toFixed(0)}%`;
+          })(),
+          x(ratio(rows, id, 'kwire-nocrc', 'kwire')),
+        ]),
+        [false, true, true, true, true, true, true],
+      ),
+      '',
+      '![records/s as a ratio to the raw fetch ceiling](chart.svg)',
+      '',
+    );
+  }
+
+  const group = rows.filter((r) => r.kind === 'group');
+  if (group.length) {
+    const s = results.scenarios.find((x) => x.kind === 'group')!;
+    out.push('## Consumer group of 3', '', `${s.title}: three processes of the same client with one group id, started together; the time runs from the earliest start to the moment every partition's last record was delivered. Records/s = records / that time (group joins and rebalances included). CPU is the three processes together, RSS the largest of them.`, '');
+    out.push(
+      mdTable(
+        ['client', 'records/s', 'seconds', 'CPU s (3 processes)', 'peak RSS MiB', 'records delivered twice', 'verified'],
+        group.map((r) => [r.label, int(r.recordsPerSec), num(r.totalSeconds, 2), num(r.cpuSeconds, 2), num(r.peakRssMb, 0), int(r.duplicates ?? 0), verifiedCell(r)]),
+        [false, true, true, true, true, true, false],
+      ),
+      '',
+    );
+  }
+
+  const lat = rows.filter((r) => r.kind === 'latency');
+  if (lat.length) {
+    const s = results.scenarios.find((x) => x.kind === 'latency')!;
+    out.push(
+      '## End-to-end latency',
+      '',
+      `${s.title}: ProducerPerformance at ${int(s.rate)} records/s with linger.ms=0 for ${s.seconds} s into a fresh topic while the consumer, with its default fetch settings, reads it. Latency = delivery to the application - the record's CreateTime (set when the producer's send() was called; whole milliseconds, so figures carry up to 1 ms of rounding). The first 2 s of production (the producer JVM warming up) are left out of p50/p99/p999; "p99 with warm-up" keeps them. The raw fetch ceiling row is the latency floor: kwire's protocol layer sending the same Fetch requests back to back and reading only the records' timestamps, so whatever it shows comes from the producer and the broker, not from a consumer.`,
+      '',
+    );
+    out.push(
+      mdTable(
+        ['client', 'p50 ms', 'p99 ms', 'p999 ms', 'max ms', 'p99 with warm-up', 'records', 'verified'],
+        lat.map((r) => [r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), verifiedCell(r)]),
+        [false, true, true, true, true, true, true, false],
+      ),
+      '',
+    );
+  }
+
+  const reb = rows.filter((r) => r.kind === 'rebalance');
+  if (reb.length) {
+    const s = results.scenarios.find((x) => x.kind === 'rebalance')!;
+    out.push(
+      '## Rebalance time',
+      '',
+      `${s.title}: a fresh group of one member each time; from subscribe (kwire: createConsumer + subscribe; kafkajs: connect + subscribe + run; platformatic: new Consumer + consume; node-rdkafka: connect + subscribe + consume) to the first record delivered. The Java figure is ConsumerPerformance's rebalance.time.ms: subscribe to partitions assigned, without the first fetch.`,
+      '',
+    );
+    out.push(mdTable(['client', 'median ms', 'repetitions', 'verified'], reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), String(r.repetitions), verifiedCell(r)]), [false, true, true, false]), '');
+  }
+
+  const soak = rows.filter((r) => r.kind === 'soak');
+  if (soak.length) {
+    const s = results.scenarios.find((x) => x.kind === 'soak')!;
+    out.push('## RSS over a long run', '', `${s.title}: kwire reads the same topic ${s.passes} times over (seeking back to the start), RSS read at the end of each pass.`, '');
+    out.push(mdTable(['client', 'RSS by pass (MiB)', 'records/s', 'peak RSS MiB', 'verified'], soak.map((r) => [r.label, (r.rssByPassMb ?? []).join(', '), int(r.recordsPerSec), num(r.peakRssMb, 0), verifiedCell(r)]), [false, false, true, true, false]), '');
+  }
+
+  if (results.profiles.length) {
+    out.push('## Where kwire\'s time goes (CPU profiles)', '');
+    for (const p of results.profiles) {
+      out.push(`### ${p.scenario}`, '', `\`${p.file}\`, ${int(p.totalMs)} ms of samples${p.fetchPhaseOnly ? ' in the fetch phase (start-up and module loading left out)' : ''}, idle excluded. Top functions by self time:`, '');
+      out.push(mdTable(['function', 'where', 'self ms', '%'], p.top.map((t) => [t.name, t.where, num(t.selfMs, 1), num(t.percent, 1)]), [false, false, true, true]), '');
+    }
+  }
+  if (analysis?.trim()) out.push('## Analysis', '', analysis.trim(), '');
+
+  const problems = rows.filter((r) => r.status !== 'ok');
+  if (problems.length || results.notes.length) {
+    out.push('## Notes', '');
+    for (const r of problems) out.push(`- ${r.scenario}, ${r.label}: ${r.status === 'failed' ? '**FAILED**' : 'skipped'}${r.reason ? `: ${r.reason}` : ''}`);
+    for (const n of results.notes) out.push(`- ${n}`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,156 @@
+// From runs to rows: checksum verification against the scenario's agreed reference, then medians
+// over repetitions and ratios to the ceiling. Pure functions (unit-tested on fixed inputs).
+import type { AllocRecord, ResultRow, RunRecord, ScenarioInfo } from './types.js';
+
+export const CLIENT_LABELS: Record<string, string> = {
+  kwire: 'kwire',
+  'kwire-nocrc': 'kwire, checkCrcs: false',
+  kafkajs: 'kafkajs',
+  platformatic: '@platformatic/kafka',
+  rdkafka: 'node-rdkafka (librdkafka)',
+  java: 'Java consumer',
+  kcat: 'kcat (librdkafka)',
+  'kcat-tuned': 'kcat, queued.min.messages=10M',
+  ceiling: 'raw fetch ceiling',
+};
+
+/** What verification can cover for each client. */
+export function verificationOf(client: string, kind: ScenarioInfo['kind']): string {
+  if (kind === 'group') return 'every offset consumed, count and checksum of the union of members';
+  if (kind === 'rebalance') return 'first record delivered';
+  if (client === 'java') return kind === 'throughput' ? 'count and bytes as ConsumerPerformance reports them (it exposes no values)' : 'count';
+  if (client === 'ceiling') return 'count, from the fetch offsets (values not decoded)';
+  if (client.startsWith('kcat')) return 'count and checksum, from its output (-f "%S %s\\n")';
+  return 'count and checksum of every value';
+}
+
+export function median(values: readonly (number | null | undefined)[]): number | null {
+  const v = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
+/**
+ * The reference checksum of each scenario: the one most runs agree on (clients are independent
+ * implementations, so a decoding bug shows as a minority). Group scenarios are checked against
+ * the reference of the scenario whose topic they read.
+ */
+export function referenceChecksums(runs: readonly RunRecord[], scenarios: readonly ScenarioInfo[]): Map<string, string> {
+  const votes = new Map<string, Map<string, number>>();
+  for (const r of runs) {
+    if (r.checksum === null || r.status !== 'ok') continue;
+    const s = scenarios.find((x) => x.id === r.scenario);
+    if (!s || s.kind !== 'throughput') continue;
+    let m = votes.get(r.scenario);
+    if (!m) votes.set(r.scenario, (m = new Map()));
+    m.set(r.checksum, (m.get(r.checksum) ?? 0) + 1);
+  }
+  const out = new Map<string, string>();
+  for (const [scenario, m] of votes) {
+    const best = [...m].sort((a, b) => b[1] - a[1])[0];
+    if (best) out.set(scenario, best[0]);
+  }
+  for (const s of scenarios) if (s.topicOf && out.has(s.topicOf)) out.set(s.id, out.get(s.topicOf)!);
+  return out;
+}
+
+/** Marks runs whose checksum differs from the reference as failed (in place); returns them. */
+export function verifyChecksums(runs: RunRecord[], scenarios: readonly ScenarioInfo[]): RunRecord[] {
+  const refs = referenceChecksums(runs, scenarios);
+  for (const r of runs) {
+    if (r.status !== 'ok' || r.checksum === null) continue;
+    const s = scenarios.find((x) => x.id === r.scenario);
+    if (!s || (s.kind !== 'throughput' && s.kind !== 'group')) continue;
+    const ref = refs.get(r.scenario);
+    if (ref !== undefined && r.checksum !== ref) {
+      r.status = 'failed';
+      r.reason = `checksum ${r.checksum} differs from the reference ${ref} most clients agree on`;
+    }
+  }
+  return runs;
+}
+
+function round(n: number | null, digits = 2): number | null {
+  if (n === null) return null;
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** One row per (scenario, client), in scenario order then client order of first appearance. */
+export function summarize(runs: readonly RunRecord[], allocs: readonly AllocRecord[], scenarios: readonly ScenarioInfo[]): ResultRow[] {
+  const rows: ResultRow[] = [];
+  for (const s of scenarios) {
+    const clients = [...new Set(runs.filter((r) => r.scenario === s.id).map((r) => r.client))];
+    for (const client of clients) {
+      const mine = runs.filter((r) => r.scenario === s.id && r.client === client);
+      const ok = mine.filter((r) => r.status === 'ok');
+      const failed = mine.filter((r) => r.status === 'failed');
+      const status = mine.every((r) => r.status === 'skipped') ? 'skipped' : failed.length > 0 ? 'failed' : 'ok';
+      const use = ok.length > 0 ? ok : mine;
+      const alloc = allocs.find((a) => a.scenario === s.id && a.client === client);
+      const pick = <K extends keyof RunRecord>(k: K) => median(use.map((r) => r[k] as number | null));
+      const row: ResultRow = {
+        scenario: s.id,
+        kind: s.kind,
+        client,
+        label: CLIENT_LABELS[client] ?? client,
+        status,
+        verified: status === 'ok',
+        verification: verificationOf(client, s.kind),
+        repetitions: mine.length,
+        recordsPerSec: round(pick('recordsPerSec'), 0),
+        mbPerSec: round(pick('mbPerSec')),
+        totalRecordsPerSec: round(pick('totalRecordsPerSec'), 0),
+        firstToLastRecordsPerSec: round(median(use.map((r) => r.firstToLastRecordsPerSec)), 0),
+        fetchSeconds: round(pick('fetchSeconds'), 3),
+        totalSeconds: round(pick('totalSeconds'), 3),
+        cpuSeconds: round(pick('cpuSeconds')),
+        peakRssMb: round(pick('peakRssMb'), 1),
+        gcMs: round(pick('gcMs'), 1),
+        allocBytesPerRecord: alloc?.allocBytesPerRecord ?? null,
+        maxEventLoopStallMs: round(pick('maxEventLoopStallMs')),
+        ratioToCeiling: null,
+        runsRecordsPerSec: mine.map((r) => (r.status === 'ok' ? r.recordsPerSec : null)),
+      };
+      const reasons = [...new Set(mine.filter((r) => r.status !== 'ok' && r.reason).map((r) => r.reason!))];
+      if (reasons.length) row.reason = reasons.join('; ');
+      if (alloc?.reason) row.notes = [...(row.notes ?? []), `alloc: ${alloc.reason}`];
+      const notes = [...new Set(mine.flatMap((r) => r.notes ?? []))];
+      if (notes.length) row.notes = [...(row.notes ?? []), ...notes];
+      if (s.kind === 'latency') {
+        const l = use.map((r) => r.latency).filter((x) => x !== undefined);
+        if (l.length) {
+          row.latency = {
+            p50: round(median(l.map((x) => x.p50)), 3)!,
+            p99: round(median(l.map((x) => x.p99)), 3)!,
+            p999: round(median(l.map((x) => x.p999)), 3)!,
+            max: round(median(l.map((x) => x.max)), 3)!,
+            p99All: round(median(l.map((x) => x.p99All)), 3)!,
+            count: median(l.map((x) => x.count))!,
+            warmupExcluded: median(l.map((x) => x.warmupExcluded))!,
+          };
+        }
+      }
+      if (s.kind === 'rebalance') row.joinToFirstRecordMs = round(median(use.map((r) => r.joinToFirstRecordMs)), 1);
+      if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
+      if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
+      rows.push(row);
+    }
+    const ceiling = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified);
+    if (ceiling?.recordsPerSec) {
+      for (const r of rows) {
+        if (r.scenario === s.id && r.recordsPerSec !== null && r.verified) r.ratioToCeiling = round(r.recordsPerSec / ceiling.recordsPerSec, 3);
+      }
+    }
+  }
+  return rows;
+}
+
+/** kwire's median records/s over another client's in the same scenario (both verified), or null. */
+export function ratio(rows: readonly ResultRow[], scenario: string, a: string, b: string): number | null {
+  const x = rows.find((r) => r.scenario === scenario && r.client === a);
+  const y = rows.find((r) => r.scenario === scenario && r.client === b);
+  if (!x?.verified || !y?.verified || !x.recordsPerSec || !y.recordsPerSec) return null;
+  return x.recordsPerSec / y.recordsPerSec;
+}

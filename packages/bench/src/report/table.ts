@@ -1,0 +1,106 @@
+// The console tables printed at the end of a run, and the number formats shared with the Markdown.
+import type { BenchResults, ResultRow, ScenarioInfo } from './types.js';
+
+export function int(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '-';
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export function num(n: number | null | undefined, digits = 1): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '-';
+  return n.toFixed(digits);
+}
+
+export function pct(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '-';
+  return `${(n * 100).toFixed(0)}%`;
+}
+
+export function status(r: ResultRow): string {
+  return r.status === 'ok' ? 'yes' : r.status === 'skipped' ? 'skipped' : 'FAILED';
+}
+
+/** Columns padded to their widest cell; numbers right-aligned. */
+export function textTable(headers: string[], rows: string[][], right: boolean[] = []): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const cell = (s: string, i: number) => (right[i] ? s.padStart(widths[i]!) : s.padEnd(widths[i]!));
+  const line = (cells: string[]) => cells.map(cell).join('  ').trimEnd();
+  return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function scenarioTitle(s: ScenarioInfo): string {
+  return s.title;
+}
+
+export const THROUGHPUT_HEADERS = ['scenario', 'client', 'records/s', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified'];
+
+export function throughputCells(r: ResultRow): string[] {
+  return [
+    r.scenario,
+    r.label,
+    int(r.recordsPerSec),
+    num(r.mbPerSec),
+    r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
+    int(r.totalRecordsPerSec),
+    num(r.cpuSeconds, 2),
+    num(r.peakRssMb, 0),
+    num(r.gcMs, 0),
+    r.allocBytesPerRecord === null ? '-' : int(r.allocBytesPerRecord),
+    num(r.maxEventLoopStallMs, 1),
+    status(r),
+  ];
+}
+
+export function consoleReport(results: BenchResults): string {
+  const out: string[] = [];
+  const rows = results.results;
+  const tp = rows.filter((r) => r.kind === 'throughput');
+  if (tp.length) {
+    out.push('Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians)');
+    out.push(textTable(THROUGHPUT_HEADERS, tp.map(throughputCells), [false, false, true, true, true, true, true, true, true, true, true, false]));
+  }
+  const group = rows.filter((r) => r.kind === 'group');
+  if (group.length) {
+    out.push('', 'Groups (3 processes, one group id: start to every record consumed)');
+    out.push(
+      textTable(
+        ['scenario', 'client', 'records/s', 'seconds', 'CPU s (all)', 'peak RSS MiB', 'duplicates', 'verified'],
+        group.map((r) => [r.scenario, r.label, int(r.recordsPerSec), num(r.totalSeconds, 2), num(r.cpuSeconds, 2), num(r.peakRssMb, 0), int(r.duplicates ?? 0), status(r)]),
+        [false, false, true, true, true, true, true, false],
+      ),
+    );
+  }
+  const lat = rows.filter((r) => r.kind === 'latency');
+  if (lat.length) {
+    out.push('', 'End-to-end latency (delivery - CreateTime, ms)');
+    out.push(
+      textTable(
+        ['scenario', 'client', 'p50', 'p99', 'p999', 'max', 'p99 w/ warm-up', 'records', 'verified'],
+        lat.map((r) => [r.scenario, r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), status(r)]),
+        [false, false, true, true, true, true, true, true, false],
+      ),
+    );
+  }
+  const reb = rows.filter((r) => r.kind === 'rebalance');
+  if (reb.length) {
+    out.push('', 'Rebalance (fresh group: subscribe to first record, ms; Java: its rebalance.time.ms)');
+    out.push(textTable(['scenario', 'client', 'median ms', 'runs', 'verified'], reb.map((r) => [r.scenario, r.label, num(r.joinToFirstRecordMs, 0), String(r.repetitions), status(r)]), [false, false, true, true, false]));
+  }
+  const soak = rows.filter((r) => r.kind === 'soak');
+  if (soak.length) {
+    out.push('', 'RSS soak (kwire, the same topic read pass after pass)');
+    out.push(textTable(['scenario', 'client', 'RSS by pass MiB', 'records/s', 'verified'], soak.map((r) => [r.scenario, r.label, (r.rssByPassMb ?? []).join(' '), int(r.recordsPerSec), status(r)]), [false, false, false, true, false]));
+  }
+  const failed = rows.filter((r) => r.status === 'failed');
+  if (failed.length) {
+    out.push('', 'FAILED');
+    for (const r of failed) out.push(`  ${r.scenario} ${r.label}: ${r.reason ?? 'failed'}`);
+  }
+  const skipped = results.clients.filter((c) => !c.available);
+  for (const c of skipped) out.push(`  skipped ${c.label}: ${c.reason ?? ''}`);
+  if (results.goals.length) {
+    out.push('', 'Goals');
+    for (const g of results.goals) out.push(`  [${g.met === true ? 'met' : g.met === false ? 'MISSED' : 'n/a'}] ${g.text}: ${g.measured}${g.miss ? ` (${g.miss})` : ''}`);
+  }
+  return out.join('\n');
+}

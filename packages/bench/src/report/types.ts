@@ -1,0 +1,147 @@
+// The shapes of the benchmark's results: one RunRecord per client run, one ResultRow per
+// (scenario, client) with the medians over repetitions, and the whole BenchResults written as
+// JSON and turned into the console table, the Markdown report and the SVG chart.
+
+export type Codec = 'none' | 'lz4' | 'zstd';
+export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak';
+
+export interface ScenarioInfo {
+  id: string;
+  kind: ScenarioKind;
+  title: string;
+  recordSize: number;
+  partitions: number;
+  compression: Codec;
+  records: number;
+  /** group: members; latency: records/s and seconds; soak: passes. */
+  members?: number;
+  rate?: number;
+  seconds?: number;
+  passes?: number;
+  /** group, rebalance and soak runs read the topic of this throughput scenario (and its reference checksum). */
+  topicOf?: string;
+  repetitions: number;
+}
+
+export type RunStatus = 'ok' | 'failed' | 'skipped';
+
+/** One run of one client. */
+export interface RunRecord {
+  scenario: string;
+  client: string;
+  rep: number;
+  status: RunStatus;
+  reason?: string;
+  records: number | null;
+  expectedRecords: number;
+  bytes: number | null;
+  /** ValueDigest of the values, or null where the client exposes none (Java, the ceiling). */
+  checksum: string | null;
+  /**
+   * Fetch phase: from the moment the client is assigned its partitions (connected, group joined)
+   * to the last record, as Java's fetch.* figures count (Java: those figures; kcat: from its start).
+   */
+  recordsPerSec: number | null;
+  mbPerSec: number | null;
+  fetchSeconds: number | null;
+  /** First record delivered to last record delivered (Node clients). */
+  firstToLastRecordsPerSec?: number | null;
+  /** Start to last record: connect, metadata and group join included. */
+  totalSeconds: number | null;
+  totalRecordsPerSec: number | null;
+  cpuSeconds: number | null;
+  peakRssMb: number | null;
+  gcMs: number | null;
+  maxEventLoopStallMs: number | null;
+  latency?: { p50: number; p99: number; p999: number; max: number; p99All: number; count: number; warmupExcluded: number };
+  joinToFirstRecordMs?: number | null;
+  rssByPassMb?: number[];
+  duplicates?: number;
+  notes?: string[];
+}
+
+/** The allocation pass of a Node client on a scenario. */
+export interface AllocRecord {
+  scenario: string;
+  client: string;
+  allocBytesPerRecord: number | null;
+  windowRecords: number;
+  /** Collections inside the window (0: GC-free). */
+  collections: number;
+  reason?: string;
+}
+
+/** One (scenario, client): medians over its repetitions. */
+export interface ResultRow {
+  scenario: string;
+  kind: ScenarioKind;
+  client: string;
+  label: string;
+  status: RunStatus;
+  verified: boolean;
+  /** What verification covered for this client (count, bytes, checksum). */
+  verification: string;
+  reason?: string;
+  repetitions: number;
+  recordsPerSec: number | null;
+  mbPerSec: number | null;
+  totalRecordsPerSec: number | null;
+  firstToLastRecordsPerSec: number | null;
+  fetchSeconds: number | null;
+  totalSeconds: number | null;
+  cpuSeconds: number | null;
+  peakRssMb: number | null;
+  gcMs: number | null;
+  allocBytesPerRecord: number | null;
+  maxEventLoopStallMs: number | null;
+  /** Median records/s over the ceiling's median records/s in the same scenario. */
+  ratioToCeiling: number | null;
+  /** Every repetition's records/s, to show the spread. */
+  runsRecordsPerSec: (number | null)[];
+  latency?: RunRecord['latency'];
+  joinToFirstRecordMs?: number | null;
+  rssByPassMb?: number[];
+  duplicates?: number;
+  notes?: string[];
+}
+
+export interface GoalResult {
+  id: string;
+  text: string;
+  /** The scenario(s) measured, and the measured figure in words. */
+  measured: string;
+  /** The figure compared against the target (a ratio, milliseconds, MiB). */
+  value: number | null;
+  target: number;
+  /** 'min': value must be >= target; 'max': value must be <= target. */
+  direction: 'min' | 'max';
+  met: boolean | null;
+  /** How far off, in words, when missed (or why it could not be evaluated). */
+  miss?: string;
+  /** The kwire throughput scenarios the goal was measured on (what to profile when missed). */
+  scenarios: string[];
+}
+
+export interface ProfileSummary {
+  scenario: string;
+  file: string;
+  /** Sampled CPU time counted (idle excluded), and whether it is the fetch phase alone. */
+  totalMs: number;
+  fetchPhaseOnly?: boolean;
+  top: { name: string; where: string; selfMs: number; percent: number }[];
+}
+
+export interface BenchResults {
+  machine: { cpus: number; model: string; memoryGb: number; os: string; kernel: string };
+  node: { orchestrator: string; clients: string; path: string };
+  broker: { version: string; bootstrap: string; startedByBench: boolean };
+  mode: 'full' | 'quick';
+  startedAt: string;
+  durationSeconds: number;
+  clients: { id: string; label: string; available: boolean; reason?: string }[];
+  scenarios: ScenarioInfo[];
+  results: ResultRow[];
+  goals: GoalResult[];
+  profiles: ProfileSummary[];
+  notes: string[];
+}

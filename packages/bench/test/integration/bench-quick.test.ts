@@ -1,0 +1,57 @@
+// `npm run bench -- --quick` end to end against the test broker (KWIRE_BOOTSTRAP through
+// useKafka, or a broker of its own): every client that ran must be verified, and the JSON, the
+// Markdown report and the chart must be written. The quick run takes about a minute here.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { useKafka, type TestKafka } from '@kwire/broker';
+import type { BenchResults } from '../../src/report/types.js';
+
+const cli = join(dirname(fileURLToPath(import.meta.url)), '../../src/cli.js');
+let kafka: TestKafka;
+const out = mkdtempSync(join(tmpdir(), 'kwire-bench-quick-'));
+
+test.before(async () => {
+  kafka = await useKafka();
+});
+test.after(async () => {
+  await kafka?.release();
+  rmSync(out, { recursive: true, force: true });
+});
+
+test('--quick: every client present verified; results.json, --json, report.md and chart.svg written', async () => {
+  const json = join(out, 'extra.json');
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [cli, '--quick', '--bootstrap', kafka.bootstrap, '--out', out, '--json', json], { maxBuffer: 16 << 20, timeout: 240_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+  if (code !== 0) console.log(stderr.split('\n').slice(-40).join('\n'), stdout);
+  assert.is(code, 0, 'the bench exits 0 when every client verified');
+  for (const f of ['results.json', 'report.md', 'chart.svg']) assert.ok(existsSync(join(out, f)), f);
+  assert.ok(existsSync(json), '--json FILE');
+  const results = JSON.parse(readFileSync(json, 'utf8')) as BenchResults;
+  assert.equal(Object.keys(results).slice(0, 4), ['machine', 'node', 'broker', 'mode']);
+  const ran = results.results.filter((r) => r.status !== 'skipped');
+  const failed = ran.filter((r) => !r.verified).map((r) => `${r.scenario} ${r.client}: ${r.reason}`);
+  assert.equal(failed, [], 'every client that ran is verified');
+  // Every kind of run is there, and the clients this machine has.
+  for (const kind of ['throughput', 'group', 'latency', 'rebalance', 'soak']) assert.ok(ran.some((r) => r.kind === kind), kind);
+  const clients = new Set(ran.filter((r) => r.kind === 'throughput').map((r) => r.client));
+  for (const c of ['kwire', 'kwire-nocrc', 'kafkajs', 'java', 'ceiling']) assert.ok(clients.has(c), c);
+  for (const c of results.clients) if (!c.available) console.log(`  skipped: ${c.label}: ${c.reason}`);
+  const kwire = ran.find((r) => r.kind === 'throughput' && r.client === 'kwire')!;
+  assert.ok(kwire.recordsPerSec! > 0 && kwire.cpuSeconds! > 0 && kwire.peakRssMb! > 0 && kwire.allocBytesPerRecord !== null);
+  assert.ok(results.goals.length === 6);
+  const md = readFileSync(join(out, 'report.md'), 'utf8');
+  assert.match(md, /## Goals/);
+  assert.match(readFileSync(join(out, 'chart.svg'), 'utf8'), /^<svg /);
+  assert.match(stdout, /Throughput/);
+  console.log(`  quick run: ${results.durationSeconds} s; kwire ${kwire.recordsPerSec} records/s on ${kwire.scenario}`);
+});
+
+test.run();
