@@ -13,6 +13,8 @@ export class SharedFrame {
     this.refs++;
   }
   release(): void {
+    // Once at zero the frame is gone: a stray release must not hand it to the pool a second time.
+    if (this.refs <= 0) return;
     if (--this.refs === 0) this.releaseFrame();
   }
 }
@@ -102,10 +104,53 @@ export class FetchedPartition {
    * aborted batches it skips. Throws KafkaProtocolError on corrupt data (the caller decides).
    */
   next(max: number): ConsumerBatch | null {
+    // The reference of the batch this may return, taken first: reading to the end of the data
+    // (advance() → finish()) drops this partition's own reference, and without one held here the
+    // frame would go back to the pool, to be overwritten by the next response, while the batch's
+    // records still point into it.
+    if (this.exhausted) return null;
+    this.frame.retain();
+    let batch: ConsumerBatch | null = null;
+    try {
+      batch = this.collect(max);
+      return batch;
+    } finally {
+      if (batch === null) this.frame.release();
+    }
+  }
+
+  private collect(max: number): ConsumerBatch | null {
     const state = this.state;
     const out: ConsumedRecord[] = [];
     const holds: BatchHold[] = [];
-    let nextOffset = state.position!;
+    let nextOffset: bigint;
+    try {
+      nextOffset = this.gather(out, holds, max, state.position!);
+    } catch (err) {
+      // Corrupt data further on: nothing of this call is delivered (the stream fetches again from
+      // the position), so the slices taken of earlier batches are given back.
+      for (const h of holds) h.releaseSlice();
+      throw err;
+    }
+    if (nextOffset > state.position!) state.position = nextOffset;
+    if (out.length === 0) return null;
+    const frame = this.frame;
+    const generation = this.generation;
+    const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
+    state.delivered();
+    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, () => {
+      state.released(generation, nextOffset, leaderEpoch);
+      for (const h of holds) h.releaseSlice();
+      frame.release();
+    });
+  }
+
+  /**
+   * Records at or after `from` into `out` (at most `max`), the batches they hold into `holds`;
+   * returns the offset after what it passed.
+   */
+  private gather(out: ConsumedRecord[], holds: BatchHold[], max: number, from: bigint): bigint {
+    let nextOffset = from;
     while (out.length < max && !this.exhausted) {
       if (this.hold === undefined && !this.advance()) break;
       const hold = this.hold!;
@@ -134,18 +179,7 @@ export class FetchedPartition {
         hold.finish();
       }
     }
-    if (nextOffset > state.position!) state.position = nextOffset;
-    if (out.length === 0) return null;
-    this.frame.retain();
-    const frame = this.frame;
-    const generation = this.generation;
-    const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
-    state.delivered();
-    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, () => {
-      state.released(generation, nextOffset, leaderEpoch);
-      for (const h of holds) h.releaseSlice();
-      frame.release();
-    });
+    return nextOffset;
   }
 
   /** Moves to the next wire batch with records to deliver; false at the end of the data. */
