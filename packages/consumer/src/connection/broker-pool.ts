@@ -126,6 +126,20 @@ export class BrokerPool {
     return this.obtain(this.entry(key, purpose, address, nodeId));
   }
 
+  /**
+   * The open, ready connection for a node and purpose, or undefined: get() without the promise.
+   * The fetcher sends its next Fetch with it in the same tick as it handles an answer, ahead of the
+   * application's code (an await here would let the application run first).
+   */
+  ready(broker: BrokerAddress & { nodeId: number }, purpose: ConnectionPurpose = 'data'): Connection | undefined {
+    if (this.closed) return undefined;
+    const e = this.entries.get(`${purpose}/node-${broker.nodeId}`);
+    // A node that moved goes through get(), which reconnects.
+    if (e === undefined || e.host !== broker.host || e.port !== broker.port) return undefined;
+    const c = e.connection;
+    return c !== undefined && c.ready ? c : undefined;
+  }
+
   /** A connection to any bootstrap server, trying them in turn. */
   async bootstrap(): Promise<Connection> {
     if (this.closed) throw new ClosedError('broker pool');

@@ -162,9 +162,11 @@ export class Fetcher {
     }
     if (resets.length) void this.resetOffsets(resets);
     for (const [node, parts] of byNode) {
-      const run = this.fetchFrom(node, parts)
+      const run: Promise<void> = this.fetchFrom(node, parts)
         .catch((err: unknown) => this.options.logger.error('fetch failed unexpectedly', { node, error: (err as Error).message }))
         .finally(() => {
+          // A successful fetch has already handed the node over (fetchFrom's early re-run).
+          if (this.inFlight.get(node) !== run) return;
           this.inFlight.delete(node);
           this.schedule();
         });
@@ -244,7 +246,9 @@ export class Fetcher {
 
   private async fetchFrom(node: number, parts: PartitionState[]): Promise<void> {
     const { config, metadata, logger } = this.options;
-    const conn = await this.connect(node);
+    // Synchronous when the connection is open, so that an early re-run (below) really sends now.
+    const broker = metadata.brokers.get(node);
+    const conn = (broker && this.options.pool.ready({ host: broker.host, port: broker.port, nodeId: node }, 'data')) || (await this.connect(node));
     if (!conn || this.closed) return;
     let version = conn.version(Fetch);
     const wanted: SessionPartition[] = [];
@@ -345,6 +349,13 @@ export class Fetcher {
         }
       }
       if (!anyData) this.stats.emptyFetches++;
+      // Send the next Fetch now, before the application sees this one's data. The streams' readers
+      // resume in microtasks queued by the pushes above, ahead of this promise's own handlers: left
+      // to those, the next request would wait until the application had decoded (CRC included) and
+      // processed a whole answer, and fetching and decoding would take turns instead of overlapping
+      // (on 1 MiB answers of 10 KB records that wait was a third of the time per Fetch).
+      this.inFlight.delete(node);
+      this.run();
     } finally {
       frame.release();
     }

@@ -199,6 +199,37 @@ test('pooled memory is reused: large fetch frames and decompression buffers come
   assert.is(c.metrics().bufferedBytes, 0, 'nothing left buffered after close');
 });
 
+test('fetching overlaps the application, and a batch held across awaits keeps its bytes', async () => {
+  const topic = `overlap-${run}`;
+  await createTopic(kafka, { topic, partitions: 1 });
+  await producerPerformance(kafka, { topic, numRecords: 400, recordSize: 10_240 });
+  // The reference: values copied out as soon as each batch arrives.
+  const first = consumer({ maxPartitionFetchBytes: 256 * 1024 });
+  await first.assign([{ topic, partition: 0 }]);
+  const expected = (await take(first, 400, 60_000, (b) => b.records.map((r) => Buffer.from(r.value as Buffer)))).map((v) => v.toString('latin1'));
+  assert.is(expected.length, 400);
+  await first.close();
+
+  const c = consumer({ maxPartitionFetchBytes: 256 * 1024 });
+  await c.assign([{ topic, partition: 0 }]);
+  let seen = 0;
+  let fetchesAtFirstBatch = -1;
+  for await (const batch of c) {
+    if (fetchesAtFirstBatch < 0) fetchesAtFirstBatch = c.metrics().fetches;
+    // An application that awaits with the batch in hand: the event loop runs, the next responses
+    // arrive meanwhile (the fetcher sent the next Fetch before this batch was handed over).
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    for (const r of batch.records) {
+      assert.is((r.value as Buffer).toString('latin1'), expected[Number(r.offset)], `offset ${r.offset} unchanged after the await`);
+      seen++;
+    }
+    if (seen >= 400) break;
+  }
+  assert.is(seen, 400);
+  assert.ok(fetchesAtFirstBatch >= 2, `the next Fetch was sent before the first batch reached the application (${fetchesAtFirstBatch} fetches by then)`);
+  await c.close();
+});
+
 test('interceptors see each batch before the application and may filter it; onCommit is not called without a group', async () => {
   const topic = `intercept-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
