@@ -23,7 +23,7 @@ export {
   type RecordBatchEncodeOptions,
   type ControlBatchOptions,
 } from './encode.js';
-export { crc32c, crc32cJs, crc32cImplementation } from './crc32c.js';
+export { crc32c, crc32cJs, crc32cImplementation, crc32cImplementations } from './crc32c.js';
 export { scanRecordBatches, type BatchScan } from './scan.js';
 export { zigzag32, unzigzag32, zigzag64, unzigzag64, sizeOfVarlong } from './varint.js';
 export {
