@@ -35,6 +35,9 @@ const REFRESH_METADATA = new Set<number>([
   ErrorCode.LEADER_NOT_AVAILABLE,
 ]);
 
+/** Answers of at least this many record bytes have the next Fetch sent before they are delivered. */
+const EARLY_FETCH_BYTES = 32 * 1024;
+
 const SESSION_ERRORS = new Set<number>([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, ErrorCode.INVALID_FETCH_SESSION_EPOCH, ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR]);
 
 /** How long a preferred read replica (KIP-392) is used before asking the leader again: metadata.max.age.ms, as Java. */
@@ -308,6 +311,7 @@ export class Fetcher {
         if (!metadata.brokers.has(ep.nodeId)) metadata.brokers.set(ep.nodeId, { nodeId: ep.nodeId, host: ep.host, port: ep.port, rack: ep.rack });
       }
       let anyData = false;
+      let answerBytes = 0;
       for (const t of res.responses) {
         const name = version >= 13 ? metadata.topicNames.get(t.topicId) : t.topic;
         if (name === undefined) continue;
@@ -333,6 +337,7 @@ export class Fetcher {
           const scan = scanRecordBatches(records);
           if (scan.batches === 0) continue;
           anyData = true;
+          answerBytes += scan.wholeBytes;
           this.stats.bytesFetched += scan.wholeBytes;
           const data = new FetchedPartition(state, state.generation, frame, records, pd.highWatermark, pd.lastStableOffset, pd.abortedTransactions, {
             readCommitted: config.isolationLevel === 'read_committed',
@@ -349,13 +354,18 @@ export class Fetcher {
         }
       }
       if (!anyData) this.stats.emptyFetches++;
-      // Send the next Fetch now, before the application sees this one's data. The streams' readers
-      // resume in microtasks queued by the pushes above, ahead of this promise's own handlers: left
-      // to those, the next request would wait until the application had decoded (CRC included) and
-      // processed a whole answer, and fetching and decoding would take turns instead of overlapping
-      // (on 1 MiB answers of 10 KB records that wait was a third of the time per Fetch).
-      this.inFlight.delete(node);
-      this.run();
+      // A large answer: send the next Fetch now, before the application sees this one's data. The
+      // streams' readers resume in microtasks queued by the pushes above, ahead of this promise's
+      // own handlers: left to those, the next request would wait until the application had decoded
+      // (CRC included) and processed a whole answer, and fetching and decoding would take turns
+      // instead of overlapping (on 1 MiB answers of 10 KB records that wait was a third of the time
+      // per Fetch). A small answer goes to the application first: sending a request (encoding, the
+      // socket write) took 70 us at the median and 340 us at p99 here, more than decoding a few
+      // KiB, and it would sit between the records and the application (end-to-end latency).
+      if (answerBytes >= EARLY_FETCH_BYTES) {
+        this.inFlight.delete(node);
+        this.run();
+      }
     } finally {
       frame.release();
     }
