@@ -34,6 +34,14 @@ function nodeGyp(): string[] {
   return bundled && existsSync(bundled) ? [bundled] : [];
 }
 
+/** null when the addon loads under that Node, else the first line that says why not. */
+function loadsUnder(nodePath: string, binary: string): string | null {
+  const r = spawnSync(nodePath, ['-e', `require(${JSON.stringify(binary)})`], { encoding: 'utf8', timeout: 60_000 });
+  if (r.status === 0) return null;
+  const why = (r.stderr ?? '').split('\n').find((l) => /NODE_MODULE_VERSION|cannot open|Error:/.test(l));
+  return (why ?? r.error?.message ?? `exit ${r.status}`).trim();
+}
+
 export function ensureRdkafka(node: ClientNode, log: (line: string) => void): RdkafkaBuild {
   let dir: string;
   try {
@@ -44,7 +52,10 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void): Rd
   const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
   const marker = join(dir, 'build', 'kwire-built-for-node');
   const binary = join(dir, 'build', 'Release', 'node-librdkafka.node');
-  if (existsSync(binary) && existsSync(marker) && readFileSync(marker, 'utf8').trim() === node.version) return { ok: true, version, built: false };
+  // The marker alone is not trusted: a binary left by an earlier build must also load.
+  if (existsSync(binary) && existsSync(marker) && readFileSync(marker, 'utf8').trim() === node.version && loadsUnder(node.path, binary) === null) {
+    return { ok: true, version, built: false };
+  }
   if (!existsSync('/usr/include/librdkafka/rdkafka.h')) {
     return { ok: false, version, reason: "Debian's librdkafka-dev is not installed: `apt-get install -y librdkafka-dev`, then run again (node-rdkafka is built against it)" };
   }
@@ -53,9 +64,12 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void): Rd
   const gyp = nodeGyp();
   if (!gyp.length) return { ok: false, version, reason: 'node-gyp not found in npm\'s global folder' };
   log(`building node-rdkafka ${version} against Debian's librdkafka for Node ${node.version} (once)`);
+  // node-gyp lets npm_config_* variables override its command line, and npm exports the npmrc's
+  // nodedir (here /usr, Node 20's headers) to every script it runs: under `npm test` the binary
+  // was built for the wrong ABI and failed to load under Node 24. The variable says the same.
   const r = spawnSync(node.path, [...gyp, 'rebuild', `--nodedir=${headers}`, '-j', '2'], {
     cwd: dir,
-    env: { ...process.env, BUILD_LIBRDKAFKA: '0' },
+    env: { ...process.env, BUILD_LIBRDKAFKA: '0', npm_config_nodedir: headers },
     encoding: 'utf8',
     timeout: 600_000,
     maxBuffer: 64 << 20,
@@ -64,6 +78,8 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void): Rd
     const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-3).join(' | ');
     return { ok: false, version, reason: `node-gyp rebuild failed (${r.error?.message ?? `exit ${r.status}`}): ${tail}` };
   }
+  const loads = loadsUnder(node.path, binary);
+  if (loads !== null) return { ok: false, version, reason: `the node-rdkafka just built does not load under Node ${node.version}: ${loads}` };
   writeFileSync(marker, `${node.version}\n`);
   return { ok: true, version, built: true };
 }
