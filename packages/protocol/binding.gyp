@@ -5,6 +5,12 @@
       "sources": ["native/crc32c.c"],
       "cflags": ["-O3"],
       "xcode_settings": { "OTHER_CFLAGS": ["-O3"] }
+    },
+    {
+      "target_name": "kwire_lz4",
+      "sources": ["native/lz4.c"],
+      "cflags": ["-O3"],
+      "xcode_settings": { "OTHER_CFLAGS": ["-O3"] }
     }
   ]
 }

@@ -1,6 +1,7 @@
-// Builds the CRC-32C addon (native/crc32c.c) with node-gyp; run by `install`. Optional by design:
-// without a C compiler, Node's headers or node-gyp, kwire falls back to @node-rs/crc32 (prebuilt)
-// and this script says so and exits 0, so an install never fails because of it.
+// Builds the two addons, CRC-32C (native/crc32c.c) and LZ4 block decoding (native/lz4.c), with
+// node-gyp; run by `install`. Optional by design: without a C compiler, Node's headers or node-gyp,
+// kwire falls back to @node-rs/crc32 (prebuilt) and to its JavaScript LZ4 decoder, and this script
+// says so and exits 0, so an install never fails because of it.
 //
 // Headers: node-gyp would download them from nodejs.org; they are looked for next to the running
 // Node first (tarball installs, Debian's /usr/include/node), because the addon uses Node-API only
@@ -14,7 +15,7 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const say = (msg) => process.stderr.write(`@kwire/protocol: ${msg}\n`);
 
 if (process.env.KWIRE_SKIP_NATIVE) {
-  say('KWIRE_SKIP_NATIVE is set: CRC-32C addon not built (@node-rs/crc32 will be used)');
+  say('KWIRE_SKIP_NATIVE is set: addons not built (@node-rs/crc32 and the JavaScript LZ4 decoder will be used)');
   process.exit(0);
 }
 
@@ -30,17 +31,19 @@ const gypCandidates = [
 const gyp = gypCandidates.find((p) => p && existsSync(p));
 
 if (!nodedir) {
-  say('no Node headers found next to this Node: CRC-32C addon not built (@node-rs/crc32 will be used)');
+  say('no Node headers found next to this Node: addons not built (@node-rs/crc32 and the JavaScript LZ4 decoder will be used)');
   process.exit(0);
 }
 if (!gyp) {
-  say('node-gyp not found: CRC-32C addon not built (@node-rs/crc32 will be used)');
+  say('node-gyp not found: addons not built (@node-rs/crc32 and the JavaScript LZ4 decoder will be used)');
   process.exit(0);
 }
-const r = spawnSync(process.execPath, [gyp, 'rebuild', `--nodedir=${nodedir}`], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+// node-gyp lets an npm_config_nodedir variable (npm exports the npmrc's) override --nodedir.
+const env = { ...process.env, npm_config_nodedir: nodedir };
+const r = spawnSync(process.execPath, [gyp, 'rebuild', `--nodedir=${nodedir}`], { cwd: root, env, encoding: 'utf8', timeout: 120_000 });
 if (r.status !== 0) {
-  say(`the CRC-32C addon did not build (@node-rs/crc32 will be used):\n${(r.stderr || r.stdout || String(r.error)).split('\n').slice(-15).join('\n')}`);
+  say(`the addons did not build (@node-rs/crc32 and the JavaScript LZ4 decoder will be used):\n${(r.stderr || r.stdout || String(r.error)).split('\n').slice(-15).join('\n')}`);
   rmSync(join(root, 'build'), { recursive: true, force: true });
   process.exit(0);
 }
-say('CRC-32C addon built (build/Release/kwire_crc32c.node)');
+say('addons built (build/Release/kwire_crc32c.node, kwire_lz4.node)');

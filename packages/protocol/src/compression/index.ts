@@ -9,7 +9,7 @@ import { zstdCompress, zstdDecompress } from './zstd.js';
 export type { Decompressed } from './output.js';
 export { gzipCompress, gzipDecompress } from './gzip.js';
 export { isXerialSnappy, snappyCompress, snappyCompressRaw, snappyDecompress } from './snappy.js';
-export { lz4Compress, lz4Decompress, lz4FrameBound } from './lz4.js';
+export { lz4Compress, lz4Decompress, lz4FrameBound, lz4Implementation, lz4Implementations } from './lz4.js';
 export { xxhash32 } from './xxhash32.js';
 export { zstdCompress, zstdDecompress } from './zstd.js';
 

@@ -1,4 +1,5 @@
 import { compressFrameSync } from 'lz4-napi';
+import { loadAddon } from '../native.js';
 import type { BufferPool } from '../pool/buffer-pool.js';
 import { compressionError, overLimit } from './errors.js';
 import { allocOutput, freeOutput, type Decompressed } from './output.js';
@@ -15,6 +16,9 @@ import { xxhash32 } from './xxhash32.js';
  * values or JSON), allocates a fresh output per call and has no output limit; the decoder below
  * runs at memory-copy speed on stored blocks (what Java writes for incompressible values) and
  * faster than lz4-napi on compressible ones, writes into a pooled buffer, and checks every length.
+ * Compressed blocks go to kwire's own addon (native/lz4.c: one memcpy per literal run) where it was
+ * built, else to decodeBlock below; the addon hands malformed blocks back to decodeBlock, so errors
+ * read the same either way (`lz4Implementation` says which runs; KWIRE_LZ4=js forces JavaScript).
  *
  * Decoding first walks the frame (block header to block header) to check its structure and bound
  * its output: a stored block yields its own size, a compressed one at most min(block maximum,
@@ -146,6 +150,26 @@ function decodeBlock(src: Buffer, s: number, end: number, dst: Buffer, d: number
   }
 }
 
+type BlockDecoder = (src: Buffer, s: number, end: number, dst: Buffer, d: number, dEnd: number, frameStart: number) => number;
+
+/** The addon's decoder, checked on a known block; malformed blocks are decoded again in JavaScript for the error. */
+function nativeBlockDecoder(): BlockDecoder | undefined {
+  const f = loadAddon<{ decodeBlock?: BlockDecoder }>('kwire_lz4')?.decodeBlock;
+  if (f === undefined) return undefined;
+  // "abc", then 6 bytes from 3 back, then "d": abcabcabcd.
+  const block = Buffer.from([0x32, 0x61, 0x62, 0x63, 0x03, 0x00, 0x10, 0x64]);
+  const out = Buffer.alloc(32);
+  try {
+    if (f(block, 0, block.length, out, 0, out.length, 0) !== 10 || out.toString('latin1', 0, 10) !== 'abcabcabcd') return undefined;
+  } catch {
+    return undefined;
+  }
+  return (src, s, end, dst, d, dEnd, frameStart) => {
+    const r = f(src, s, end, dst, d, dEnd, frameStart);
+    return r >= 0 ? r : decodeBlock(src, s, end, dst, d, dEnd, frameStart);
+  };
+}
+
 /**
  * Words a block's overflow. The output was sized min(bound, limit) and bound is a true upper bound
  * unless the frame declares a content size, so running out of room there means: past the declared
@@ -157,7 +181,7 @@ function overflow(cappedByTotal: boolean, contentSize: number, maxBytes: number,
   return overLimit('lz4', `more than ${maxBytes}`, maxBytes);
 }
 
-export function lz4Decompress(src: Buffer, maxBytes: number, pool: BufferPool | null): Decompressed {
+function decompress(src: Buffer, maxBytes: number, pool: BufferPool | null, block: BlockDecoder): Decompressed {
   const { bound, contentSize } = lz4FrameBound(src);
   if (contentSize > maxBytes) throw overLimit('lz4', contentSize, maxBytes);
   const cap = Math.min(bound, maxBytes);
@@ -184,7 +208,7 @@ export function lz4Decompress(src: Buffer, maxBytes: number, pool: BufferPool | 
         src.copy(out, d, p, blockEnd);
         d += size;
       } else if (size > 0) {
-        const next = decodeBlock(src, p, blockEnd, out, d, room, 0);
+        const next = block(src, p, blockEnd, out, d, room, 0);
         if (next === OVERFLOW) throw overflow(room < d + blockMax, contentSize, maxBytes, blockMax, p);
         d = next;
       }
@@ -198,6 +222,26 @@ export function lz4Decompress(src: Buffer, maxBytes: number, pool: BufferPool | 
   }
   return { buffer: out, length: d, pool };
 }
+
+const nativeBlocks = nativeBlockDecoder();
+const useNative = nativeBlocks !== undefined && process.env.KWIRE_LZ4 !== 'js';
+const chosen: BlockDecoder = useNative ? nativeBlocks : decodeBlock;
+
+/** Which block decoder runs: 'kwire' (the addon, native/lz4.c) or 'js'. */
+export const lz4Implementation: 'kwire' | 'js' = useNative ? 'kwire' : 'js';
+
+/** Decompresses one LZ4 frame into at most maxBytes, in a buffer from `pool` when given. */
+export function lz4Decompress(src: Buffer, maxBytes: number, pool: BufferPool | null): Decompressed {
+  return decompress(src, maxBytes, pool, chosen);
+}
+
+type Lz4Decompress = typeof lz4Decompress;
+
+/** Every decoder that loads here, whichever is in use (for tests and the benchmark). */
+export const lz4Implementations: Readonly<Partial<Record<'kwire' | 'js', Lz4Decompress>>> = Object.freeze({
+  ...(nativeBlocks ? { kwire: (src: Buffer, maxBytes: number, pool: BufferPool | null) => decompress(src, maxBytes, pool, nativeBlocks) } : {}),
+  js: (src: Buffer, maxBytes: number, pool: BufferPool | null) => decompress(src, maxBytes, pool, decodeBlock),
+});
 
 export function lz4Compress(data: Buffer): Buffer {
   return compressFrameSync(data);

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import CRC32C from 'crc-32/crc32c.js';
+import { loadAddon } from '../native.js';
 
 /**
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the record batch checksum, as an unsigned
@@ -28,18 +28,11 @@ function jsCrc(data: Uint8Array): number {
 }
 
 function kwireCrc(): Crc | undefined {
-  // dist/src/records/crc32c.js → the package root's build/Release.
-  const path = new URL('../../../build/Release/kwire_crc32c.node', import.meta.url);
-  if (!existsSync(path)) return undefined;
-  try {
-    const mod = require(path.pathname) as { hardware: boolean; crc32c?: (input: Uint8Array) => number };
-    const f = mod.crc32c;
-    // Refuse a binary that does not compute CRC-32C (or a CPU without the instruction).
-    if (!mod.hardware || f === undefined || f(CHECK) !== CHECK_VALUE) return undefined;
-    return f;
-  } catch {
-    return undefined;
-  }
+  const mod = loadAddon<{ hardware: boolean; crc32c?: (input: Uint8Array) => number }>('kwire_crc32c');
+  const f = mod?.crc32c;
+  // Refuse a binary that does not compute CRC-32C (or a CPU without the instruction).
+  if (!mod?.hardware || f === undefined || f(CHECK) !== CHECK_VALUE) return undefined;
+  return f;
 }
 
 function nodeRsCrc(): Crc | undefined {

@@ -33,6 +33,8 @@ export {
   compress as compressRecords,
   decompress as decompressRecords,
   compressionCodecId,
+  lz4Implementation,
+  lz4Implementations,
   type CompressionType,
   type Decompressed,
 } from '../compression/index.js';
