@@ -18,7 +18,8 @@
  *  5. Uncompressed batches own nothing from the pool: their records are views into the fetch
  *     response frame, which belongs to whoever read it from the socket. Releasing such a batch only
  *     tells the batch its records are dead (they then refuse to read), so the frame's owner knows
- *     when it may reuse the frame.
+ *     when it may reuse the frame. The same holds for an lz4 batch whose frame is one stored block
+ *     (Java stores what LZ4 cannot shrink): its records are the block's bytes in the fetch frame.
  *
  * Buffers are grouped in power-of-two size classes (minClassBytes .. maxClassBytes): acquire(n)
  * returns a buffer of the smallest class >= n, whose `length` is the class size, not n. Requests

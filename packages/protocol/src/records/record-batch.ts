@@ -86,8 +86,9 @@ function int64(b: Buffer, o: number): bigint {
  * on the first call to records().
  *
  * Ownership: a compressed batch owns the buffer its records were decompressed into (taken from the
- * pool) until release(); an uncompressed batch's records are views into the bytes it was read
- * from. Either way the records are valid until release(). See pool/buffer-pool.ts.
+ * pool) until release(); an uncompressed batch's records (and those of an lz4 batch that is one
+ * stored block) are views into the bytes it was read from. Either way the records are valid until
+ * release(), and never longer than the source bytes. See pool/buffer-pool.ts.
  */
 export class RecordBatch {
   /** Where the batch starts in the buffer it was read from. */

@@ -237,6 +237,29 @@ test('lz4: a frame as Kafka Java writes it (FLG 0x60, BD 0x40: 64 KiB independen
   assert.equal(bytes(d), expected);
 });
 
+test('lz4: a frame of one stored block is handed out as a view of the input, not copied', () => {
+  const data = Buffer.from('a batch LZ4 could not shrink, stored as Java stores it');
+  const frame = lz4Frame(0x60, 0x40, [{ data: [...data], stored: true }]);
+  const d = decompress(3, frame, LIMIT, pool);
+  assert.is(d.pool, null, 'nothing to give back');
+  assert.ok(d.buffer.buffer === frame.buffer && d.buffer.byteOffset === frame.byteOffset + 11, 'a view of the block');
+  assert.equal(bytes(d), data);
+  // The limit still holds, worded by the general path.
+  assert.match(compressionError(() => decompress(3, frame, data.length - 1, pool)).message, /limit/);
+  // Two stored blocks are not contiguous in the frame: copied into a pooled buffer.
+  const two = lz4Frame(0x60, 0x40, [
+    { data: [...data], stored: true },
+    { data: [...data], stored: true },
+  ]);
+  const d2 = decompress(3, two, LIMIT, pool);
+  assert.ok(d2.pool !== null && d2.buffer.buffer !== two.buffer, 'copied');
+  assert.equal(bytes(d2), Buffer.concat([data, data]));
+  pool.release(d2.buffer);
+  // A declared size that differs is an error, not a view.
+  const lying = lz4Frame(0x68, 0x40, [{ data: [...data], stored: true }], data, data.length + 1);
+  assert.match(compressionError(() => decompress(3, lying, LIMIT, pool)).message, /declares/);
+});
+
 test('lz4: content size, block checksums and content checksum flags are walked over', () => {
   const data = Buffer.from('0123456789'.repeat(50));
   const frame = lz4Frame(0x40 | 0x20 | 0x10 | 0x08 | 0x04, 0x70, [{ data: [...data], stored: true }], data);
