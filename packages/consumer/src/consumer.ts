@@ -84,7 +84,12 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     const c = this.config;
     // One pool for both: a Fetch frame's memory goes from the socket to the record decoder and
     // back, and decompression output comes from the same free lists.
-    this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(c.maxBufferedBytes, 256 * 1024 * 1024) });
+    // What it keeps must cover the working set: the buffered frames, rounded up to their
+    // power-of-two classes (a frame just over 2 MiB takes a 4 MiB buffer), one more in flight, and
+    // the decompression buffers. Kept at maxBufferedBytes, a consumer with fetchMaxBytes 2 MiB
+    // (maxBufferedBytes 4 MiB) could keep nothing, allocated a fresh 4 MiB frame per Fetch, and
+    // spent 0.73 s of 2.9 CPU seconds in GC over 1.5 GB (64k records/s of 10 KB against 140k).
+    this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(2 * c.maxBufferedBytes + 16 * 1024 * 1024, 256 * 1024 * 1024) });
     this.pool = new BrokerPool({
       framePool: this.bufferPool,
       bootstrapServers: c.bootstrapServers.map((b) => `${b.host}:${b.port}`),

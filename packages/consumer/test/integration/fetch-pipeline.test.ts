@@ -199,6 +199,23 @@ test('pooled memory is reused: large fetch frames and decompression buffers come
   assert.is(c.metrics().bufferedBytes, 0, 'nothing left buffered after close');
 });
 
+test('with a small fetchMaxBytes the pool still keeps its frames: no fresh allocation per Fetch', async () => {
+  // maxBufferedBytes defaults to 2 x fetchMaxBytes (1 MiB here), a frame just over 512 KiB takes
+  // a 1 MiB buffer, and each partition holds a 256 KiB decompression buffer: a pool that kept only
+  // maxBufferedBytes dropped most of what came back (43 allocations for 50 fetches; now 7).
+  const topic = `small-fetch-${run}`;
+  await createTopic(kafka, { topic, partitions: 4 });
+  await producerPerformance(kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4', props: { 'batch.size': 262_144, 'linger.ms': 20 } });
+  const c = consumer({ fetchMaxBytes: 512 * 1024, maxPartitionFetchBytes: 256 * 1024 });
+  await c.assign([0, 1, 2, 3].map((partition) => ({ topic, partition })));
+  const records = await take(c, 20_000, 60_000, (b) => b.records.map(() => 1));
+  assert.is(records.length, 20_000);
+  const { pool, fetches } = c.metrics();
+  assert.ok(fetches > 30, `${fetches} fetches`);
+  assert.ok(pool.misses * 4 < fetches, `${pool.misses} allocations for ${fetches} fetches (${pool.dropped} released buffers dropped)`);
+  await c.close();
+});
+
 test('fetching overlaps the application, and a batch held across awaits keeps its bytes', async () => {
   const topic = `overlap-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
