@@ -216,6 +216,25 @@ test('with a small fetchMaxBytes the pool still keeps its frames: no fresh alloc
   await c.close();
 });
 
+test('a partition held back by its buffer is not kept out by a long wait on partitions at their end', async () => {
+  // Partition 0 is read to its end at once; partition 1's buffer (one fetch's worth) fills on every
+  // Fetch. The next Fetch can only carry partition 0, which has nothing new: with the full
+  // fetch.max.wait.ms (30 s here) partition 1 would wait that long after draining, each time.
+  const topic = `held-back-${run}`;
+  await createTopic(kafka, { topic, partitions: 2 });
+  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`end ${i}`) })));
+  const value = Buffer.alloc(1_000, 0x61);
+  for (let chunk = 0; chunk < 4; chunk++) await producer.send(topic, 1, Array.from({ length: 400 }, () => ({ value })));
+  const c = consumer({ fetchMaxWaitMs: 30_000, maxPartitionFetchBytes: 128 * 1024, maxBufferedBytesPerPartition: 128 * 1024 });
+  await c.assign([0, 1].map((partition) => ({ topic, partition })));
+  const started = Date.now();
+  const records = await take(c, 1_610, 120_000, (b) => b.records.map(() => 1));
+  const seconds = (Date.now() - started) / 1000;
+  assert.is(records.length, 1_610);
+  assert.ok(seconds < 15, `read in ${seconds} s: a wait of fetch.max.wait.ms (30 s) held partition 1 back`);
+  await c.close();
+});
+
 test('fetching overlaps the application, and a batch held across awaits keeps its bytes', async () => {
   const topic = `overlap-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
