@@ -27,19 +27,23 @@
 #define OVERFLOW -1
 #define MALFORMED -2
 
+/* A length of 15 (or 19) goes on in bytes of 255 and ends at the first byte below; 0 when the block ends first. */
+static inline int extend(const uint8_t *src, size_t *s, size_t end, size_t *length) {
+  unsigned b;
+  do {
+    if (*s >= end) return 0;
+    b = src[(*s)++];
+    *length += b;
+  } while (b == 255);
+  return 1;
+}
+
 static int64_t decode_block(const uint8_t *src, size_t s, size_t end, uint8_t *dst, size_t d, size_t d_end, size_t frame_start) {
   for (;;) {
     if (s >= end) return MALFORMED;
     const unsigned token = src[s++];
     size_t literals = token >> 4;
-    if (literals == 15) {
-      unsigned b;
-      do {
-        if (s >= end) return MALFORMED;
-        b = src[s++];
-        literals += b;
-      } while (b == 255);
-    }
+    if (literals == 15 && !extend(src, &s, end, &literals)) return MALFORMED;
     if (literals > end - s) return MALFORMED;
     if (literals > d_end - d) return OVERFLOW;
     if (literals <= 16 && end - s >= 16 && d_end - d >= 16) {
@@ -56,14 +60,7 @@ static int64_t decode_block(const uint8_t *src, size_t s, size_t end, uint8_t *d
     s += 2;
     if (offset == 0 || offset > d - frame_start) return MALFORMED;
     size_t length = (token & 15) + 4;
-    if (length == 19) {
-      unsigned b;
-      do {
-        if (s >= end) return MALFORMED;
-        b = src[s++];
-        length += b;
-      } while (b == 255);
-    }
+    if (length == 19 && !extend(src, &s, end, &length)) return MALFORMED;
     if (length > d_end - d) return OVERFLOW;
     uint8_t *out = dst + d;
     const uint8_t *from = out - offset;
