@@ -182,10 +182,11 @@ function overflow(cappedByTotal: boolean, contentSize: number, maxBytes: number,
 }
 
 /**
- * A frame that is one stored block (what Java writes when LZ4 cannot shrink a batch: random or
- * already-compressed values, and at 10 KB a batch is often one block): its content is the block's
- * own bytes, handed out as a view of `src` instead of copied (the copy was 11% of kwire's CPU on
- * 10 KB lz4 records). The view lives as long as `src` does, like an uncompressed batch's records;
+ * A frame that is one stored block (what Java writes when LZ4 cannot shrink a batch of random or
+ * already-compressed values that fits one 64 KiB block, as with the default batch.size of 16 KiB):
+ * its content is the block's own bytes, handed out as a view of `src` instead of copied (copying
+ * stored blocks was 11% of kwire's CPU on the bench's 10 KB lz4 records, whose frames hold four
+ * blocks and still copy). The view lives as long as `src` does, like an uncompressed batch's records;
  * the result's pool is null, so nothing is given back. Frames with checksums, a declared size
  * that differs, or more bytes than the limit take the general path, which words their errors.
  */
