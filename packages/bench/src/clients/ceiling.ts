@@ -61,25 +61,7 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           for (;;) {
             const pending = partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
             if (pending.length === 0) return records;
-            const body: Input<FetchRequest> = {
-              replicaId: -1,
-              maxWaitMs: 500,
-              minBytes: 1,
-              maxBytes: 52_428_800,
-              isolationLevel: 0,
-              sessionId: 0,
-              sessionEpoch: -1,
-              topics: [
-                {
-                  topic: options.topic,
-                  topicId: topic.topicId,
-                  partitions: pending.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
-                },
-              ],
-              forgottenTopicsData: [],
-              rackId: '',
-            };
-            const lease = await conn.requestFrame<FetchRequest>(Fetch, body, { timeoutMs: 30_500 });
+            const lease = await conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pending, offsets), { timeoutMs: 30_500 });
             let got = 0;
             try {
               const res = decodeResponseBody(Fetch, lease);
@@ -126,6 +108,26 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
 }
 
 /**
+ * A full (sessionless) Fetch of `partitions` from their offsets, with the Java consumer's default
+ * sizes and wait: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB, fetch.min.bytes 1,
+ * fetch.max.wait.ms 500.
+ */
+function fullFetch(topic: string, topicId: string, partitions: readonly number[], offsets: ReadonlyMap<number, bigint>): Input<FetchRequest> {
+  return {
+    replicaId: -1,
+    maxWaitMs: 500,
+    minBytes: 1,
+    maxBytes: 52_428_800,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [{ topic, topicId, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })) }],
+    forgottenTopicsData: [],
+    rackId: '',
+  };
+}
+
+/**
  * Fetch requests back to back (one in flight, fetch.min.bytes 1, fetch.max.wait.ms 500: what every
  * consumer's defaults do), each record's CreateTime against the moment its response was read:
  * the end-to-end latency this broker and producer allow, with nothing of a consumer around it.
@@ -134,19 +136,7 @@ async function latencyFloor(run: Run, conn: Connection, topic: string, topicId: 
   const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
   const digest = run.digest;
   while (!run.done) {
-    const body: Input<FetchRequest> = {
-      replicaId: -1,
-      maxWaitMs: 500,
-      minBytes: 1,
-      maxBytes: 52_428_800,
-      isolationLevel: 0,
-      sessionId: 0,
-      sessionEpoch: -1,
-      topics: [{ topic, topicId, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })) }],
-      forgottenTopicsData: [],
-      rackId: '',
-    };
-    const lease = await conn.requestFrame<FetchRequest>(Fetch, body, { timeoutMs: 30_500 });
+    const lease = await conn.requestFrame<FetchRequest>(Fetch, fullFetch(topic, topicId, partitions, offsets), { timeoutMs: 30_500 });
     const at = now();
     let got = 0;
     try {
