@@ -25,6 +25,15 @@ export class FatalGroupError extends BrokerResponseError {
   override name = 'FatalGroupError';
 }
 
+/**
+ * Whether an error ends the membership (both protocols) instead of being retried after a backoff:
+ * a fatal group answer, or a client-side error that no retry can cure. Other error answers from
+ * the broker are retried.
+ */
+export function endsMembership(err: unknown): boolean {
+  return err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError));
+}
+
 /** A rejoin is needed; `why` says what for (every rejoin carries a reason, as franz-go's manage loop). */
 class Rejoin extends Error {
   constructor(readonly why: string) {
@@ -125,7 +134,7 @@ export class ClassicMembership implements Membership {
           why = err.why;
           continue;
         }
-        if (err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError))) {
+        if (endsMembership(err)) {
           this.log.error('group membership failed', { groupId: this.groupId, error: (err as Error).message });
           this.options.host.event('fatal', { error: err });
           this.rejectReady(err as Error);

@@ -1,8 +1,7 @@
 import { ConsumerGroupHeartbeat, ErrorCode, errorFor, randomUuid, ZERO_UUID } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
-import { BrokerResponseError, KafkaError } from '../errors.js';
-import { FatalGroupError } from './classic.js';
+import { endsMembership, FatalGroupError } from './classic.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import { difference, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
@@ -92,7 +91,6 @@ export class ConsumerGroupMembership implements Membership {
     return this.options.config.logger;
   }
 
-
   private async loop(): Promise<void> {
     const { config, coordinator, host } = this.options;
     while (!this.stopped) {
@@ -111,7 +109,7 @@ export class ConsumerGroupMembership implements Membership {
         if (code !== 0) wait = config.retryBackoffMs;
       } catch (err) {
         if (this.stopped) return;
-        if (err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError))) {
+        if (endsMembership(err)) {
           this.log.error('group membership failed', { groupId: config.groupId, error: (err as Error).message });
           host.event('fatal', { error: err });
           this.rejectReady(err as Error);
