@@ -58,6 +58,27 @@ function packagesWith(kind) {
 
 const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
+/**
+ * The failed tests in a suite's (ANSI-stripped) uvu output: uvu names the file on a line of its
+ * own, then each failure as `FAIL  "test name"` followed by the assertion's first line. The summary
+ * repeats them, so that the last lines of a long log (all a CI page may keep) say what failed.
+ */
+function failuresIn(text) {
+  const lines = text.split('\n');
+  const failures = [];
+  let file = '';
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (/^\S+\.test\.js$/.test(line)) file = line;
+    const m = /^FAIL\s+(?:.*?\s+)?"(.*)"$/.exec(line);
+    if (m) {
+      const message = (lines.slice(i + 1).find((l) => l.trim()) ?? '').trim();
+      failures.push(`${file} "${m[1]}": ${message.length > 240 ? `${message.slice(0, 240)}...` : message}`);
+    }
+  }
+  return failures;
+}
+
 /** Runs one uvu suite in a child process, echoing its output; parses uvu's totals. */
 function runSuite(name, nodeBin, dir, env, timeoutMs) {
   return new Promise((resolve) => {
@@ -96,14 +117,15 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
       const passed = num('Passed');
       const skipped = num('Skipped') ?? 0;
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      const failures = failuresIn(text);
       let result;
       if (total === undefined || passed === undefined) {
         // uvu never printed its totals: the suite crashed, hung or was killed. One failure.
         const why = timedOut ? `timed out after ${timeoutMs / 60_000} min` : `ended with ${signal ?? `exit code ${code}`} before reporting`;
-        result = { name, passed: passed ?? 0, failed: 1, skipped, note: why };
+        result = { name, passed: passed ?? 0, failed: 1, skipped, note: why, failures };
       } else {
         const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
-        result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined };
+        result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined, failures };
       }
       process.stdout.write(`== ${name}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped in ${seconds} s${result.note ? ` (${result.note})` : ''}\n`);
       results.push(result);
@@ -213,6 +235,7 @@ const failed = results.reduce((n, r) => n + r.failed, 0) + (crashed || interrupt
 process.stdout.write('\n');
 for (const r of results) {
   process.stdout.write(`  ${r.failed ? 'FAIL' : 'ok  '}  ${r.name}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''}${r.note ? ` (${r.note})` : ''}\n`);
+  for (const f of r.failed ? (r.failures ?? []).slice(0, 5) : []) process.stdout.write(`          x ${f}\n`);
 }
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exitCode = failed || !passed ? 1 : 0;
