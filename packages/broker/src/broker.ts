@@ -148,7 +148,7 @@ async function startOnce(dist: KafkaDistribution, options: StartKafkaOptions): P
   const nodes: NodeHandle[] = [];
   for (const spec of specs) {
     await mkdir(join(spec.dir, 'data'), { recursive: true });
-    const properties = serverProperties(spec, voters, users, tls, { ...(options.config ?? {}), ...(options.nodeConfig?.(spec.nodeId) ?? {}) });
+    const properties = serverProperties(spec, voters, nodeCount, users, tls, { ...(options.config ?? {}), ...(options.nodeConfig?.(spec.nodeId) ?? {}) });
     await writeFile(join(spec.dir, 'server.properties'), properties);
     await writeFile(join(spec.dir, logConfigName(dist)), brokerLogConfig(dist));
     nodes.push(new NodeHandle(dist, spec, options.heapMb ?? 1024, options.startTimeoutMs ?? 180_000, options.log));
@@ -220,6 +220,7 @@ function newClusterId(): string {
 function serverProperties(
   spec: NodeSpec,
   voters: string,
+  nodeCount: number,
   users: readonly SaslUser[],
   tls: BrokerTls | undefined,
   overrides: Readonly<Record<string, string | number | boolean>>,
@@ -246,10 +247,13 @@ function serverProperties(
     'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL',
     'log.dirs': join(spec.dir, 'data'),
     'num.partitions': '1',
-    'offsets.topic.replication.factor': '1',
-    'transaction.state.log.replication.factor': '1',
+    // The internal topics live on every node: with one replica each, a third of a 3-node cluster's
+    // group coordinators die with any one node, and a failover test's consumer group (whose
+    // coordinator partition follows from its random id) would fail one run in three.
+    'offsets.topic.replication.factor': String(nodeCount),
+    'transaction.state.log.replication.factor': String(nodeCount),
     'transaction.state.log.min.isr': '1',
-    'share.coordinator.state.topic.replication.factor': '1',
+    'share.coordinator.state.topic.replication.factor': String(nodeCount),
     'share.coordinator.state.topic.min.isr': '1',
     // A test's first group must not wait the default 3 s for more members.
     'group.initial.rebalance.delay.ms': '0',

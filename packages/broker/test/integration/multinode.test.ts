@@ -30,6 +30,10 @@ test('a topic replicated three times keeps serving after its leader is killed', 
   assert.is(before.length, 3);
   for (const p of before) assert.is(p.replicas.length, 3);
   await producerPerformance(cluster, { topic: 'replicated', numRecords: 3_000, recordSize: 100, props: { acks: 'all' } });
+  // A first group read while all three run: it also creates __consumer_offsets, on every node.
+  assert.is((await consumerPerformance(cluster, { topic: 'replicated', messages: 3_000 })).records, 3_000);
+  const offsets = await describeTopic(cluster, '__consumer_offsets');
+  assert.ok(offsets.length > 0 && offsets.every((p) => p.replicas.length === 3), 'group coordinators survive the loss of a node');
 
   const victim = cluster.nodes.find((n) => n.nodeId === before[0]!.leader)!;
   await victim.kill();
