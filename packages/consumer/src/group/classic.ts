@@ -5,9 +5,8 @@ import { BrokerResponseError, KafkaError } from '../errors.js';
 import { commonRebalanceProtocol, type Assignor, type MemberSubscription } from './assignors/index.js';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from './consumer-protocol.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, tpString, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
+import { difference, MembershipLifecycle, tpString, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
-import { Sleeper } from './sleeper.js';
 
 /** Errors after which the member cannot go on: the application must hear about them. */
 const FATAL = new Set<number>([
@@ -57,32 +56,20 @@ export interface ClassicOptions {
  * at once so that the other member can take it (the second round of an incremental rebalance).
  * Error reactions follow the Java client's AbstractCoordinator.
  */
-export class ClassicMembership implements Membership {
+export class ClassicMembership extends MembershipLifecycle {
   private memberId = '';
   private generationId = -1;
   private protocolName: string | null = null;
   /** The last assignment from SyncGroup and its generation (the sticky assignors report it). */
   private lastAssignment: { partitions: TopicPartition[]; generationId: number } | null = null;
-  private stopped = false;
-  private left = false;
-  private running: Promise<void> | undefined;
   private pendingRejoin: string | undefined;
-  private readonly sleeper = new Sleeper();
   private readonly protocol: 'eager' | 'cooperative';
-  private resolveReady!: () => void;
-  private rejectReady!: (err: Error) => void;
-  readonly ready: Promise<void>;
 
   constructor(private readonly options: ClassicOptions) {
+    super(options.host);
     // The rebalance protocol is the newest one every configured assignor supports (as Java does):
     // the default [range, cooperative-sticky] is eager; [cooperative-sticky] alone is cooperative.
     this.protocol = commonRebalanceProtocol(options.assignors);
-    this.ready = new Promise((resolve, reject) => {
-      this.resolveReady = resolve;
-      this.rejectReady = reject;
-    });
-    // An unobserved failure before anyone awaits `ready` must not become an unhandled rejection.
-    this.ready.catch(() => {});
   }
 
   get rebalanceProtocol(): 'eager' | 'cooperative' {
@@ -92,10 +79,6 @@ export class ClassicMembership implements Membership {
   identity(): GroupIdentity | undefined {
     if (this.generationId < 0 && this.memberId === '') return undefined;
     return { memberId: this.memberId, generation: this.generationId, groupInstanceId: this.options.config.groupInstanceId ?? null, consumerProtocol: false };
-  }
-
-  start(): void {
-    this.running ??= this.manage();
   }
 
   rejoin(why: string): void {
@@ -113,7 +96,7 @@ export class ClassicMembership implements Membership {
     return this.options.config.groupId!;
   }
 
-  private async manage(): Promise<void> {
+  protected async run(): Promise<void> {
     let why = 'joining the group';
     while (!this.stopped) {
       if (this.left) {
@@ -389,35 +372,20 @@ export class ClassicMembership implements Membership {
   }
 
   /**
-   * Leaves the group: commits and gives up what is owned, then LeaveGroup for a dynamic member (a
-   * static member just goes quiet: its session timeout keeps its place, so a restart costs no
-   * rebalance).
+   * LeaveGroup for a dynamic member. A static member just goes quiet: its session timeout keeps its
+   * place, so a restart costs no rebalance.
    */
-  async leave(why: string): Promise<void> {
-    const { config, coordinator, host } = this.options;
-    this.left = true;
-    this.sleeper.wake();
-    const owned = host.owned();
-    if (owned.length) await host.revoke(owned, `leaving: ${why}`);
-    if (config.groupInstanceId === undefined && this.memberId !== '') {
-      try {
-        const conn = await coordinator.connection();
-        const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: Math.min(config.requestTimeoutMs, 5_000) });
-        if (res.errorCode !== 0) this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: errorFor(res.errorCode).name });
-      } catch (err) {
-        this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: (err as Error).message });
-      }
-      this.memberId = '';
-      this.generationId = -1;
+  protected async announceLeave(why: string): Promise<void> {
+    const { config, coordinator } = this.options;
+    if (config.groupInstanceId !== undefined || this.memberId === '') return;
+    try {
+      const conn = await coordinator.connection();
+      const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: Math.min(config.requestTimeoutMs, 5_000) });
+      if (res.errorCode !== 0) this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: errorFor(res.errorCode).name });
+    } catch (err) {
+      this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: (err as Error).message });
     }
-    host.event('left', { why });
-  }
-
-  async stop(why: string): Promise<void> {
-    if (this.stopped) return;
-    await this.leave(why);
-    this.stopped = true;
-    this.sleeper.wake();
-    await this.running?.catch(() => {});
+    this.memberId = '';
+    this.generationId = -1;
   }
 }

@@ -3,9 +3,8 @@ import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { endsMembership, FatalGroupError } from './classic.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, type GroupIdentity, type Membership, type MembershipHost } from './membership.js';
+import { difference, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
-import { Sleeper } from './sleeper.js';
 
 const FATAL = new Set<number>([
   ErrorCode.FENCED_INSTANCE_ID,
@@ -41,7 +40,7 @@ export interface Kip848Options {
  * first; take what is new) and reports what it owns in the next heartbeat, which is how the
  * coordinator learns that a revoked partition is free for its next owner.
  */
-export class ConsumerGroupMembership implements Membership {
+export class ConsumerGroupMembership extends MembershipLifecycle {
   /** v1+: generated here, kept for the process. v0: handed out by the coordinator. */
   private memberId: string = randomUuid();
   private idFromServer = false;
@@ -51,32 +50,17 @@ export class ConsumerGroupMembership implements Membership {
   /** The next heartbeat carries the full state (joining, after an error, a subscription change). */
   private full = true;
   private lastReported = '';
-  private stopped = false;
-  private left = false;
-  private running: Promise<void> | undefined;
-  private readonly sleeper = new Sleeper();
   private pendingWhy: string | undefined;
   private target: { topicId: string; partitions: number[] }[] | undefined;
-  private resolveReady!: () => void;
-  private rejectReady!: (err: Error) => void;
-  readonly ready: Promise<void>;
 
   constructor(private readonly options: Kip848Options) {
+    super(options.host);
     this.intervalMs = options.config.heartbeatIntervalMs;
-    this.ready = new Promise((resolve, reject) => {
-      this.resolveReady = resolve;
-      this.rejectReady = reject;
-    });
-    this.ready.catch(() => {});
   }
 
   identity(): GroupIdentity | undefined {
     if (this.memberEpoch <= 0) return undefined;
     return { memberId: this.memberId, generation: this.memberEpoch, groupInstanceId: this.options.config.groupInstanceId ?? null, consumerProtocol: true };
-  }
-
-  start(): void {
-    this.running ??= this.loop();
   }
 
   rejoin(why: string): void {
@@ -91,7 +75,7 @@ export class ConsumerGroupMembership implements Membership {
     return this.options.config.logger;
   }
 
-  private async loop(): Promise<void> {
+  protected async run(): Promise<void> {
     const { config, coordinator, host } = this.options;
     while (!this.stopped) {
       if (this.left) {
@@ -233,13 +217,9 @@ export class ConsumerGroupMembership implements Membership {
     this.resolveReady();
   }
 
-  /** Leaves: commit and give up what is owned, then epoch -1 (dynamic) or -2 (static, for a while). */
-  async leave(why: string): Promise<void> {
-    const { config, coordinator, host } = this.options;
-    this.left = true;
-    this.sleeper.wake();
-    const owned = host.owned();
-    if (owned.length) await host.revoke(owned, `leaving: ${why}`);
+  /** Epoch -1 (dynamic: gone) or -2 (static: back within the session timeout, same assignment). */
+  protected async announceLeave(_why: string): Promise<void> {
+    const { config, coordinator } = this.options;
     if (this.memberEpoch > 0) {
       try {
         const conn = await coordinator.connection();
@@ -254,14 +234,5 @@ export class ConsumerGroupMembership implements Membership {
     }
     this.memberEpoch = 0;
     this.full = true;
-    host.event('left', { why });
-  }
-
-  async stop(why: string): Promise<void> {
-    if (this.stopped) return;
-    await this.leave(why);
-    this.stopped = true;
-    this.sleeper.wake();
-    await this.running?.catch(() => {});
   }
 }

@@ -1,4 +1,5 @@
 import type { TopicPartition } from './offsets.js';
+import { Sleeper } from './sleeper.js';
 
 /** What a group membership (classic or KIP-848) needs from the consumer it serves. */
 export interface MembershipHost {
@@ -49,6 +50,59 @@ export interface Membership {
   identity(): GroupIdentity | undefined;
   /** Settles when the member first has its assignment (or the membership fails). */
   readonly ready: Promise<void>;
+}
+
+/**
+ * The lifecycle both protocols share: one loop started once (`run`), a sleeper that rejoin, leave
+ * and stop wake, the `ready` promise, and the way out: give up what is owned (committing first),
+ * tell the coordinator (`announceLeave`, the protocol's own request), report 'left'.
+ */
+export abstract class MembershipLifecycle implements Membership {
+  protected stopped = false;
+  /** Left the group (close, unsubscribe, poll interval exceeded) until rejoin() asks again. */
+  protected left = false;
+  protected readonly sleeper = new Sleeper();
+  private running: Promise<void> | undefined;
+  protected resolveReady!: () => void;
+  protected rejectReady!: (err: Error) => void;
+  readonly ready: Promise<void>;
+
+  constructor(protected readonly host: MembershipHost) {
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    // An unobserved failure before anyone awaits `ready` must not become an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  abstract identity(): GroupIdentity | undefined;
+  abstract rejoin(why: string): void;
+  /** The membership loop, until stopped. */
+  protected abstract run(): Promise<void>;
+  /** Tells the coordinator the member goes (LeaveGroup, or a heartbeat with epoch -1/-2). */
+  protected abstract announceLeave(why: string): Promise<void>;
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async leave(why: string): Promise<void> {
+    this.left = true;
+    this.sleeper.wake();
+    const owned = this.host.owned();
+    if (owned.length) await this.host.revoke(owned, `leaving: ${why}`);
+    await this.announceLeave(why);
+    this.host.event('left', { why });
+  }
+
+  async stop(why: string): Promise<void> {
+    if (this.stopped) return;
+    await this.leave(why);
+    this.stopped = true;
+    this.sleeper.wake();
+    await this.running?.catch(() => {});
+  }
 }
 
 export function sameTopicPartition(a: TopicPartition, b: TopicPartition): boolean {
