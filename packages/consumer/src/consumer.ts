@@ -9,6 +9,7 @@ import { GroupManager, type RebalanceListener, type Subscription } from './group
 import type { GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats } from './fetch/fetcher.js';
+import type { LatencySummary } from './fetch/latency.js';
 import { PartitionState, tpKey } from './fetch/partition.js';
 import { ConsumerBatch, type ConsumedRecord } from './records.js';
 import { MessageStream, type StreamOwner } from './streams.js';
@@ -51,6 +52,8 @@ export interface ConsumerMetrics extends FetcherStats {
   assignedPartitions: number;
   /** The buffer pool shared by socket frames and decompression: hits are reused buffers. */
   pool: BufferPoolStats;
+  /** Fetch requests from send to answer (Java's fetch-latency-avg and -max, and percentiles). */
+  fetchLatency: LatencySummary;
 }
 
 /**
@@ -412,7 +415,13 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   }
 
   metrics(): ConsumerMetrics {
-    return { ...this.fetcher.stats, bufferedBytes: this.fetcher.buffered, assignedPartitions: this.fetcher.partitions.size, pool: this.bufferPool.stats };
+    return {
+      ...this.fetcher.stats,
+      bufferedBytes: this.fetcher.buffered,
+      assignedPartitions: this.fetcher.partitions.size,
+      pool: this.bufferPool.stats,
+      fetchLatency: this.fetcher.latency.summary(),
+    };
   }
 
   private state(tp: TopicPartition): PartitionState {

@@ -1,6 +1,7 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
 export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
 export { MessageStream } from './streams.js';
+export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
 export {

@@ -20,6 +20,7 @@ import type { Logger } from '../logger.js';
 import { deserializerFor, type RecordContext } from '../records.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
 import { FetchedPartition, SharedFrame } from './fetched-partition.js';
+import { LatencyWindow } from './latency.js';
 import type { PartitionState } from './partition.js';
 
 /** Partition errors after which the metadata is stale and the partition waits for a new leader. */
@@ -76,6 +77,8 @@ export interface FetcherOptions {
 export class Fetcher {
   readonly partitions = new Map<string, PartitionState>();
   readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0 };
+  /** Send to answer of every Fetch that was answered (fetch-latency-avg/max, percentiles). */
+  readonly latency = new LatencyWindow();
   private readonly sessions = new Map<number, FetchSession>();
   private readonly inFlight = new Map<number, Promise<void>>();
   private readonly nodeBackoff = new Map<number, number>();
@@ -294,8 +297,10 @@ export class Fetcher {
     this.stats.fetches++;
     this.stats.fetchesByNode[node] = (this.stats.fetchesByNode[node] ?? 0) + 1;
     let lease;
+    const sentAt = performance.now();
     try {
       lease = await conn.requestFrame<FetchRequest>(Fetch, body, { version, timeoutMs: config.fetchMaxWaitMs + config.requestTimeoutMs });
+      this.latency.record(performance.now() - sentAt);
     } catch (err) {
       for (const p of parts) p.inFlight = false;
       this.failNode(node, `fetch from broker ${node} failed`, err);

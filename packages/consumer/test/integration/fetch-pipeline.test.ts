@@ -199,6 +199,28 @@ test('pooled memory is reused: large fetch frames and decompression buffers come
   assert.is(c.metrics().bufferedBytes, 0, 'nothing left buffered after close');
 });
 
+test('fetch latency: every answered Fetch is measured, and an idle partition shows the long poll', async () => {
+  const topic = `latency-${run}`;
+  await createTopic(kafka, { topic, partitions: 2 });
+  await producerPerformance(kafka, { topic, numRecords: 5_000, recordSize: 1_000, props: { partitioner: 'org.apache.kafka.clients.producer.RoundRobinPartitioner' } });
+  // Partition 0 has data; a consumer of it alone answers quickly.
+  const busy = consumer({ maxPartitionFetchBytes: 64 * 1024 });
+  await busy.assign([{ topic, partition: 0 }]);
+  const got = await take(busy, 2_500, 60_000, (b) => b.records.map(() => 1));
+  assert.ok(got.length >= 2_500, `${got.length} records`);
+  const fast = busy.metrics().fetchLatency;
+  assert.ok(fast.count >= 10 && fast.count <= busy.metrics().fetches, `${fast.count} answers measured of ${busy.metrics().fetches} sent`);
+  assert.ok(fast.p50Ms > 0 && fast.p50Ms <= fast.p90Ms && fast.p90Ms <= fast.p99Ms && fast.p99Ms <= fast.maxMs, JSON.stringify(fast));
+  assert.ok(fast.p50Ms < 100, `answers with data waiting come back at once: p50 ${fast.p50Ms} ms`);
+  // At its end, each Fetch waits fetch.max.wait.ms on the broker before an empty answer.
+  const idle = consumer({ fetchMaxWaitMs: 200 });
+  await idle.assign([{ topic, partition: 1, offset: 'latest' }]);
+  await new Promise((r) => setTimeout(r, 1_500));
+  const slow = idle.metrics().fetchLatency;
+  assert.ok(slow.count >= 3, `${slow.count} long polls answered in 1.5 s`);
+  assert.ok(slow.p50Ms >= 180 && slow.p50Ms < 1_000, `long poll of 200 ms measured as ${slow.p50Ms} ms`);
+});
+
 test('with a small fetchMaxBytes the pool still keeps its frames: no fresh allocation per Fetch', async () => {
   // maxBufferedBytes defaults to 2 x fetchMaxBytes (1 MiB here), a frame just over 512 KiB takes
   // a 1 MiB buffer, and each partition holds a 256 KiB decompression buffer: a pool that kept only
