@@ -10,7 +10,7 @@
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
-import { BrokerPool, decodeResponseBody } from '@kwire/consumer';
+import { BrokerPool, decodeResponseBody, LatencyWindow } from '@kwire/consumer';
 import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
 import type { Connection } from '@kwire/consumer';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
@@ -21,6 +21,8 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling' });
   let wireBytes = 0;
   const passSeconds: number[] = [];
+  // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
+  const latency = new LatencyWindow();
   try {
     const boot = await pool.bootstrap();
     const md = await boot.request(Metadata, { topics: [{ topicId: ZERO_UUID, name: options.topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
@@ -61,7 +63,9 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           for (;;) {
             const pending = partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
             if (pending.length === 0) return records;
+            const sentAt = performance.now();
             const lease = await conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pending, offsets), { timeoutMs: 30_500 });
+            latency.record(performance.now() - sentAt);
             let got = 0;
             try {
               const res = decodeResponseBody(Fetch, lease);
@@ -103,7 +107,13 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   const report = await run.report({ checksum: null, bytes: run.count * (options.recordSize ?? 0) });
   const sorted = [...passSeconds].sort((a, b) => a - b);
   if (sorted.length) report.fetchSeconds = sorted[sorted.length >> 1]!;
-  if (passSeconds.length) report.notes = [...(report.notes ?? []), `median of ${passSeconds.length} passes (s: ${passSeconds.map((x) => x.toFixed(3)).join(', ')}); ${(wireBytes / passSeconds.length / 1048576).toFixed(0)} MiB on the wire per pass`];
+  if (passSeconds.length) {
+    const l = latency.summary();
+    report.notes = [
+      ...(report.notes ?? []),
+      `median of ${passSeconds.length} passes (s: ${passSeconds.map((x) => x.toFixed(3)).join(', ')}); ${(wireBytes / passSeconds.length / 1048576).toFixed(0)} MiB on the wire per pass; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`,
+    ];
+  }
   return report;
 }
 

@@ -147,7 +147,10 @@ export async function kwireClient(options: ClientOptions): Promise<ClientReport>
   const m = consumer.metrics();
   await closed;
   // How the fetcher worked: the count of Fetch requests explains a good part of the cost per byte.
-  if (mode === 'throughput') run.notes.push(`kwire: ${m.fetches} fetches (${m.emptyFetches} empty), ${(m.bytesFetched / 1048576).toFixed(0)} MiB fetched`);
+  if (mode === 'throughput') {
+    const l = m.fetchLatency;
+    run.notes.push(`kwire: ${m.fetches} fetches (${m.emptyFetches} empty), ${(m.bytesFetched / 1048576).toFixed(0)} MiB fetched; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`);
+  }
   const extra: Partial<ClientReport> = {};
   if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
   return run.report(extra);
