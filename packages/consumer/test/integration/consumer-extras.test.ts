@@ -130,7 +130,8 @@ test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked bef
   }
   const b = consumer({ groupId, heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000 });
   await b.subscribe({ topics: [topic] });
-  await until('the second member to get a partition', () => b.assignment().length === 1, 30_000);
+  // b's listener and a's run after each member's own offset fetch: wait for both to have run.
+  await until('the second member to get a partition', () => b.assignment().length === 1 && calls.length >= 3, 30_000);
   assert.equal(calls.slice(0, 3), ['assigned 0,1', 'revoked 0,1', calls[2]!], 'eager: all revoked before the new assignment');
   assert.match(calls[2]!, /^assigned [01]$/);
   const committed = await a.committed([{ topic, partition: 0 }]);
