@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, type TestKafka } from '@kwire/broker';
 import { Member, ownershipOverlaps } from './group-harness.js';
-import { TestProducer } from './produce-helper.js';
+import { produceContinuously, TestProducer } from './produce-helper.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -23,25 +23,6 @@ test.after(async () => {
   await producer?.close();
   await kafka?.release();
 });
-
-/** Produces `perPartition` records to each partition every `everyMs`, until stopped; counts them. */
-function produceContinuously(topic: string, partitions: number, perPartition: number, everyMs: number) {
-  const produced = new Array<number>(partitions).fill(0);
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      await Promise.all(
-        produced.map(async (_, p) => {
-          const records = Array.from({ length: perPartition }, (_, i) => ({ value: Buffer.from(`${p}:${produced[p]! + i}`) }));
-          await producer.send(topic, p, records);
-          produced[p]! += perPartition;
-        }),
-      );
-      await sleep(everyMs);
-    }
-  })();
-  return { produced, stop: async () => ((running = false), await done) };
-}
 
 function consumedBy(list: Member[]) {
   const seen = new Map<string, Member[]>();
@@ -59,7 +40,7 @@ test('3 members, 12 partitions, one killed with SIGKILL: no loss, one owner at a
   const groupId = `g-${topic}`;
   const sessionTimeoutMs = 8_000;
   await createTopic(kafka, { topic, partitions: 12 });
-  const load = produceContinuously(topic, 12, 10, 50);
+  const load = produceContinuously(producer, topic, 12, 10, 50);
   const options = { bootstrap: kafka.bootstrap, groupId, topics: [topic], sessionTimeoutMs, heartbeatIntervalMs: 1_000, autoCommitIntervalMs: 1_000 };
   const [a, b, c] = ['A', 'B', 'C'].map((name) => new Member(name, options));
   members.push(a!, b!, c!);

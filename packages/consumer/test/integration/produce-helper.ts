@@ -62,3 +62,33 @@ export class TestProducer {
     return this.pool.close();
   }
 }
+
+/**
+ * Produces `perPartition` records ("p:n", n counting up per partition) to each of `partitions`
+ * partitions every `everyMs`, until stop(); `produced` counts what each partition received. A
+ * produce error ends the loop and is thrown by stop(), never left as an unhandled rejection.
+ */
+export function produceContinuously(producer: TestProducer, topic: string, partitions: number, perPartition: number, everyMs: number) {
+  const produced = new Array<number>(partitions).fill(0);
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      await Promise.all(
+        produced.map(async (_, p) => {
+          const records = Array.from({ length: perPartition }, (_, i) => ({ value: Buffer.from(`${p}:${produced[p]! + i}`) }));
+          await producer.send(topic, p, records);
+          produced[p]! += perPartition;
+        }),
+      );
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  done.catch(() => {});
+  return {
+    produced,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
