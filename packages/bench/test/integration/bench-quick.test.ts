@@ -26,7 +26,7 @@ test.after(async () => {
 test('--quick: every client present verified; results.json, --json, report.md and chart.svg written', async () => {
   const json = join(out, 'extra.json');
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [cli, '--quick', '--bootstrap', kafka.bootstrap, '--out', out, '--json', json], { maxBuffer: 16 << 20, timeout: 240_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [cli, '--quick', '--bootstrap', kafka.bootstrap, '--out', out, '--json', json], { maxBuffer: 16 << 20, timeout: 600_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });

@@ -53,10 +53,10 @@ test('--format json: one object per line, keys and values as text or base64, off
 });
 
 test('--format value and none; --idle-exit-ms ends a run that reached the end', async () => {
-  const v = await kwire('--topic', topic, '--partition', '1', '--from', 'earliest', '--format', 'value', '--idle-exit-ms', '1500');
+  const v = await kwire('--topic', topic, '--partition', '1', '--from', 'earliest', '--format', 'value', '--idle-exit-ms', '4000');
   assert.is(v.code, 0, v.stderr);
   assert.is(v.stdout, 'on one\nand two\n');
-  const n = await kwire('--topic', topic, '--from', 'earliest', '--format', 'none', '--idle-exit-ms', '1500');
+  const n = await kwire('--topic', topic, '--from', 'earliest', '--format', 'none', '--idle-exit-ms', '4000');
   assert.is(n.stdout, '');
   assert.match(n.stderr, /5 records/);
 });

@@ -145,7 +145,12 @@ test('CreateTopics v5-7, CreatePartitions v2-3, DeleteTopics v4-6', async () => 
     const res = await client.call(ApiKey.CreatePartitions, v, { topics: [{ name, count: 2 + v, assignments: null }], timeoutMs: 30_000, validateOnly: false });
     assert.is(res.results[0].errorCode, 0, `CreatePartitions v${v}: ${res.results[0].errorMessage}`);
   }
-  const md = await metadata([`created-5-${run}`]);
+  // The broker's metadata cache follows the controller a moment later: ask until it has caught up.
+  let md = await metadata([`created-5-${run}`]);
+  for (let i = 0; i < 100 && md.topics[0]!.partitions.length !== 5; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    md = await metadata([`created-5-${run}`]);
+  }
   assert.is(md.topics[0]!.partitions.length, 5, 'two CreatePartitions took the topic to 5 partitions');
   for (const v of versionsOf(ApiKey.DeleteTopics)) {
     const name = `created-${v + 1}-${run}`;
