@@ -26,6 +26,8 @@ export interface EnsureOptions {
   log?: (line: string) => void;
 }
 
+const MVN_ATTEMPTS = 3;
+
 /**
  * Resolves the jars of one Kafka release into the git-ignored cache, once. The folder is written
  * under a temporary name and renamed when Maven has finished, so an interrupted download is never
@@ -50,7 +52,19 @@ export async function ensureKafka(versionText: string = defaultKafkaVersion(), o
     ];
     if (logging === 'reload4j') args.push('-Dkafka.logging=reload4j');
     try {
-      await run('mvn', args, { maxBuffer: 64 * 1024 * 1024 });
+      // A fresh CI machine resolves several releases from the network mid-run: a failed resolution
+      // (a dropped connection, a repository hiccup) is tried again twice before it counts.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await run('mvn', args, { maxBuffer: 64 * 1024 * 1024 });
+          break;
+        } catch (err) {
+          if ((err as { code?: unknown }).code === 'ENOENT' || attempt === MVN_ATTEMPTS) throw err;
+          options.log?.(`mvn failed to resolve Kafka ${version.text} (attempt ${attempt} of ${MVN_ATTEMPTS}); trying again`);
+          await rm(staging, { recursive: true, force: true });
+          await new Promise((r) => setTimeout(r, 5_000 * attempt));
+        }
+      }
     } catch (err) {
       await rm(staging, { recursive: true, force: true });
       const e = err as { stdout?: string; stderr?: string; code?: unknown };

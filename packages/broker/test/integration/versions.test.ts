@@ -2,7 +2,9 @@
 // through Log4j2 with the binding the POMs leave out), and each answers with its own API ranges.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, probeApiVersions, producerPerformance, startKafka } from '../../src/index.js';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { BrokerError, cacheDir, createTopic, ensureKafka, probeApiVersions, producerPerformance, startKafka } from '../../src/index.js';
 
 for (const version of ['3.9.1', '4.1.2']) {
   test(`Kafka ${version} starts, logs, and takes a topic and records`, async () => {
@@ -23,5 +25,25 @@ for (const version of ['3.9.1', '4.1.2']) {
     }
   });
 }
+
+test('a release Maven Central does not have: tried three times, then a BrokerError naming it, nothing left half-written', async () => {
+  const version = '4.99.0';
+  const root = join(cacheDir(), 'kafka', version);
+  const lines: string[] = [];
+  try {
+    await ensureKafka(version, { log: (l) => lines.push(l) }).then(
+      () => assert.unreachable('Kafka 4.99.0 resolved'),
+      (err: unknown) => {
+        assert.instance(err, BrokerError);
+        assert.match((err as Error).message, /mvn could not resolve Apache Kafka 4\.99\.0/);
+      },
+    );
+    assert.is(lines.filter((l) => /attempt \d of 3/.test(l)).length, 2, lines.join('\n'));
+    assert.not.ok(existsSync(join(root, 'complete')));
+    assert.equal(existsSync(root) ? readdirSync(root) : [], [], 'no partial download left');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
 
 test.run();
