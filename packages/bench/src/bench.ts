@@ -12,6 +12,7 @@ import { kcatVersion, runKcat } from './orchestrator/kcat.js';
 import { spawnNodeClient } from './orchestrator/node-client.js';
 import { platformaticSupports, resolveClientNode, type ClientNode } from './orchestrator/node-runtime.js';
 import { ensureRdkafka } from './orchestrator/rdkafka-build.js';
+import { groupCoordinatorsReady } from './orchestrator/coordinators.js';
 import { loadTopic, type LoadedTopic } from './orchestrator/topics.js';
 import { ALLOC_CLIENTS, buildPlan, GROUP_CLIENTS, REBALANCE_CLIENTS, THROUGHPUT_CLIENTS, type Plan } from './plan.js';
 import { Progress } from './progress.js';
@@ -90,6 +91,14 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
     cluster = await startKafka({ log: (l: string) => boot.log(l) });
     target = cluster;
   }
+  let coordinators;
+  try {
+    coordinators = await groupCoordinatorsReady(target.bootstrap);
+  } catch (err) {
+    await cluster?.stop();
+    throw err;
+  }
+  boot.log(`group coordinators ready: ${coordinators.partitions} partitions of __consumer_offsets answered in ${coordinators.milliseconds} ms (${coordinators.rounds} round(s))`);
   boot.end();
   const progress = new Progress(countSteps(plan, available));
   const ctx: Ctx = { o, cluster, target, node, available, progress, runs: [], allocs: [], topics: new Map(), notes };
