@@ -1,8 +1,8 @@
 /**
- * Fetch latency, from a Fetch request's send until its whole answer is handed to the fetcher: the Java consumer's
- * fetch-latency-avg and fetch-latency-max, plus percentiles over the most recent answers. With
- * data waiting on the broker it is what one fetch cycle costs; on an idle topic it includes the
- * broker's long poll (fetch.max.wait.ms), as Java's does.
+ * Fetch latency, from a Fetch request's send until its whole answer is handed to the fetcher: the
+ * Java consumer's fetch-latency-avg and fetch-latency-max, plus percentiles over the most recent
+ * answers. With data waiting on the broker it is what one fetch cycle costs; on an idle topic it
+ * includes the broker's long poll (fetch.max.wait.ms), as Java's does.
  *
  * Recording is one store into a fixed ring (no allocation per Fetch); percentiles are computed
  * when asked, over at most WINDOW samples.
