@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, startKafka, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer, Kip848UnavailableError, type Consumer, type ConsumerBatch } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
+import { within } from './within.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -51,7 +52,7 @@ test('flow control: an unread partition stops being fetched at its buffer bound,
   assert.is(later.fetches, held.fetches, 'no fetch while the partition is over its bound');
   assert.ok(later.bufferedBytes < bound + 64 * 1024 + 2_000, `buffered ${later.bufferedBytes} B, bound ${bound} + one fetch`);
   let n = 0;
-  for await (const batch of c) {
+  for await (const batch of within(c, 60_000, '4,000 records')) {
     n += batch.records.length;
     if (n >= 4_000) break;
   }
@@ -124,7 +125,7 @@ test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked bef
   });
   await a.assigned();
   let n = 0;
-  for await (const batch of a) {
+  for await (const batch of within(a, 60_000, '10 records')) {
     n += batch.records.length;
     if (n >= 10) break;
   }

@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { consoleConsumer, createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
+import { within } from './within.js';
 
 const TOTAL = 1_000_000;
 const PARTITIONS = 6;
@@ -29,7 +30,7 @@ test('1,000,000 lz4 records over 6 partitions: all of them, once, in order, the 
   const next = new Array<bigint>(PARTITIONS).fill(0n);
   let count = 0;
   const started = performance.now();
-  for await (const batch of consumer) {
+  for await (const batch of within(consumer, 60_000, '1,000,000 records')) {
     const digest = digests[batch.partition]!;
     for (const r of batch) {
       assert.is(r.offset, next[batch.partition], `offset contiguity in partition ${batch.partition}`);

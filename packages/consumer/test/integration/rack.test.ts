@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, describeTopic, producerPerformance, startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
+import { within } from './within.js';
 
 let cluster: KafkaCluster;
 
@@ -32,7 +33,7 @@ test('a consumer in a follower\'s rack fetches from that follower', async () => 
   await consumer.assign([{ topic: 'racked', partition: 0 }]);
   let n = 0;
   let next = 0n;
-  for await (const batch of consumer) {
+  for await (const batch of within(consumer, 60_000, 'every record from the follower')) {
     for (const r of batch) {
       assert.is(r.offset, next);
       next++;

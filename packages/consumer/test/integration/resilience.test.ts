@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { createTopic, startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer, type Consumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
+import { within } from './within.js';
 
 let cluster: KafkaCluster;
 let producer: TestProducer;
@@ -44,7 +45,7 @@ test('the broker crashes (SIGKILL) and restarts mid-consumption: the consumer re
   let restarted = false;
   let producedAfter = false;
   const deadline = Date.now() + 120_000;
-  for await (const batch of consumer) {
+  for await (const batch of within(consumer, 120_000, 'every record across the broker restart')) {
     for (const r of batch) {
       assert.is(Number(r.offset), next[r.partition], `partition ${r.partition}: no gap, no duplicate`);
       assert.is((r.value as Buffer).toString(), `${r.partition}:${r.offset}`);
@@ -91,7 +92,7 @@ test('a compacted topic: offsets with gaps, the latest value of every key, and n
     await c.assign([{ topic, partition: 0, offset: 'earliest' }]);
     seen = [];
     const end = await endOffset(c, topic);
-    for await (const batch of c) {
+    for await (const batch of within(c, 60_000, 'the compacted log to its end')) {
       for (const r of batch) seen.push({ offset: r.offset, key: (r.key as Buffer).toString(), value: (r.value as Buffer).toString() });
       if (batch.nextOffset >= end) break;
     }

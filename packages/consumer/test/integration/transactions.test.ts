@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, writeTransactions, type TestKafka, type TransactionsResult } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
+import { within } from './within.js';
 
 let kafka: TestKafka;
 let written: TransactionsResult;
@@ -31,7 +32,7 @@ async function read(isolationLevel: 'read_committed' | 'read_uncommitted') {
   await consumer.assign([{ topic, partition: 0, offset: 'earliest' }]);
   const expected = isolationLevel === 'read_committed' ? written.committed.length : written.records.length;
   const got: { offset: bigint; key: string; value: string | null; headers: [string, string][] }[] = [];
-  for await (const batch of consumer) {
+  for await (const batch of within(consumer, 60_000, `${expected} records`)) {
     for (const r of batch) got.push({ offset: r.offset, key: r.key as string, value: r.value as string | null, headers: r.headers.map((h) => [h.key, h.value?.toString() ?? '']) });
     if (got.length >= expected) break;
   }

@@ -1,0 +1,20 @@
+/**
+ * `source`, item by item, failing the test when no item comes for `ms`. uvu has no per-test
+ * timeout: a loop that reads until it has counted every record would otherwise wait forever for
+ * one that was lost, and hang the whole suite instead of failing its test.
+ */
+export async function* within<T>(source: AsyncIterable<T>, ms: number, what: string): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), ms)));
+      const next = await Promise.race([it.next(), expired]).finally(() => clearTimeout(timer));
+      if (next === 'expired') throw new Error(`nothing arrived for ${ms} ms while waiting for ${what}`);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await it.return?.();
+  }
+}
