@@ -22,7 +22,7 @@ export { MetadataCache, type BrokerInfo, type TopicInfo, type PartitionInfo, typ
 export * from './connection/index.js';
 export { coordinatorPartition, javaStringHashCode } from './group/coordinator.js';
 export { CommitFailedError, type OffsetToCommit, type CommittedOffset } from './group/offsets.js';
-export { FatalGroupError } from './group/classic.js';
+export { FatalGroupError } from './group/membership.js';
 export { Kip848UnavailableError } from './group/kip848.js';
 export type { RebalanceListener, Subscription } from './group/group-manager.js';
 export type { GroupEventName } from './group/membership.js';

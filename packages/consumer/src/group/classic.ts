@@ -1,11 +1,11 @@
 import { ErrorCode, errorFor, Heartbeat, JoinGroup, LeaveGroup, SyncGroup, type JoinGroupResponseMember } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
-import { BrokerResponseError, KafkaError } from '../errors.js';
+import { BrokerResponseError } from '../errors.js';
 import { commonRebalanceProtocol, type Assignor, type MemberSubscription } from './assignors/index.js';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from './consumer-protocol.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, MembershipLifecycle, tpString, type GroupIdentity, type MembershipHost } from './membership.js';
+import { difference, FatalGroupError, MembershipLifecycle, tpString, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
 
 /** Errors after which the member cannot go on: the application must hear about them. */
@@ -19,19 +19,6 @@ const FATAL = new Set<number>([
   ErrorCode.UNSUPPORTED_VERSION,
   ErrorCode.INVALID_REQUEST,
 ]);
-
-export class FatalGroupError extends BrokerResponseError {
-  override name = 'FatalGroupError';
-}
-
-/**
- * Whether an error ends the membership (both protocols) instead of being retried after a backoff:
- * a fatal group answer, or a client-side error that no retry can cure. Other error answers from
- * the broker are retried.
- */
-export function endsMembership(err: unknown): boolean {
-  return err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError));
-}
 
 /** A rejoin is needed; `why` says what for (every rejoin carries a reason, as franz-go's manage loop). */
 class Rejoin extends Error {
@@ -66,7 +53,7 @@ export class ClassicMembership extends MembershipLifecycle {
   private readonly protocol: 'eager' | 'cooperative';
 
   constructor(private readonly options: ClassicOptions) {
-    super(options.host);
+    super(options.host, options.config);
     // The rebalance protocol is the newest one every configured assignor supports (as Java does):
     // the default [range, cooperative-sticky] is eager; [cooperative-sticky] alone is cooperative.
     this.protocol = commonRebalanceProtocol(options.assignors);
@@ -86,10 +73,6 @@ export class ClassicMembership extends MembershipLifecycle {
     this.pendingRejoin ??= why;
     this.sleeper.wake();
     this.start();
-  }
-
-  private get log() {
-    return this.options.config.logger;
   }
 
   private get groupId(): string {
@@ -117,13 +100,7 @@ export class ClassicMembership extends MembershipLifecycle {
           why = err.why;
           continue;
         }
-        if (endsMembership(err)) {
-          this.log.error('group membership failed', { groupId: this.groupId, error: (err as Error).message });
-          this.options.host.event('fatal', { error: err });
-          this.rejectReady(err as Error);
-          this.stopped = true;
-          return;
-        }
+        if (this.endedBy(err)) return;
         why = `retrying after ${(err as Error).message}`;
         this.log.warn('group request failed', { groupId: this.groupId, error: (err as Error).message });
         await this.sleeper.sleep(this.options.config.retryBackoffMs);

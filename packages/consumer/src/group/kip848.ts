@@ -1,9 +1,8 @@
 import { ConsumerGroupHeartbeat, ErrorCode, errorFor, randomUuid, ZERO_UUID } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
-import { endsMembership, FatalGroupError } from './classic.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
+import { difference, FatalGroupError, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
 
 const FATAL = new Set<number>([
@@ -54,7 +53,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
   private target: { topicId: string; partitions: number[] }[] | undefined;
 
   constructor(private readonly options: Kip848Options) {
-    super(options.host);
+    super(options.host, options.config);
     this.intervalMs = options.config.heartbeatIntervalMs;
   }
 
@@ -69,10 +68,6 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     this.pendingWhy ??= why;
     this.sleeper.wake();
     this.start();
-  }
-
-  private get log() {
-    return this.options.config.logger;
   }
 
   protected async run(): Promise<void> {
@@ -93,13 +88,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
         if (code !== 0) wait = config.retryBackoffMs;
       } catch (err) {
         if (this.stopped) return;
-        if (endsMembership(err)) {
-          this.log.error('group membership failed', { groupId: config.groupId, error: (err as Error).message });
-          host.event('fatal', { error: err });
-          this.rejectReady(err as Error);
-          this.stopped = true;
-          return;
-        }
+        if (this.endedBy(err)) return;
         coordinator.markDead(`ConsumerGroupHeartbeat failed: ${(err as Error).message}`);
         this.full = true;
         wait = config.retryBackoffMs;

@@ -1,5 +1,21 @@
+import type { ResolvedConfig } from '../config.js';
+import { BrokerResponseError, KafkaError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { TopicPartition } from './offsets.js';
 import { Sleeper } from './sleeper.js';
+
+export class FatalGroupError extends BrokerResponseError {
+  override name = 'FatalGroupError';
+}
+
+/**
+ * Whether an error ends the membership (both protocols) instead of being retried after a backoff:
+ * a fatal group answer, or a client-side error that no retry can cure. Other error answers from
+ * the broker are retried.
+ */
+function endsMembership(err: unknown): boolean {
+  return err instanceof FatalGroupError || (err instanceof KafkaError && !err.retriable && !(err instanceof BrokerResponseError));
+}
 
 /** What a group membership (classic or KIP-848) needs from the consumer it serves. */
 export interface MembershipHost {
@@ -67,7 +83,10 @@ export abstract class MembershipLifecycle implements Membership {
   protected rejectReady!: (err: Error) => void;
   readonly ready: Promise<void>;
 
-  constructor(protected readonly host: MembershipHost) {
+  constructor(
+    protected readonly host: MembershipHost,
+    protected readonly config: ResolvedConfig,
+  ) {
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -85,6 +104,23 @@ export abstract class MembershipLifecycle implements Membership {
 
   start(): void {
     this.running ??= this.run();
+  }
+
+  protected get log(): Logger {
+    return this.config.logger;
+  }
+
+  /**
+   * If `err` is one no retry cures (endsMembership), ends the membership: the application hears it
+   * through the 'fatal' event and `ready`, and the loop stops. Returns whether it did.
+   */
+  protected endedBy(err: unknown): boolean {
+    if (!endsMembership(err)) return false;
+    this.log.error('group membership failed', { groupId: this.config.groupId, error: (err as Error).message });
+    this.host.event('fatal', { error: err });
+    this.rejectReady(err as Error);
+    this.stopped = true;
+    return true;
   }
 
   async leave(why: string): Promise<void> {
