@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, startKafka, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer, Kip848UnavailableError, type Consumer, type ConsumerBatch } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
-import { within } from './within.js';
+import { until as waitUntil, within } from './waits.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -29,13 +29,7 @@ function consumer(extra: Record<string, unknown>): Consumer {
   return c;
 }
 
-async function until(what: string, cond: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const until = (what: string, cond: () => boolean, ms = 30_000) => waitUntil(what, cond, ms, 50);
 
 test('flow control: an unread partition stops being fetched at its buffer bound, and resumes when drained', async () => {
   const topic = `flow-${run}`;

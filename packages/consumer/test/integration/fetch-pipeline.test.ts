@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer, isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch, type KeptRecord } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
+import { until } from './waits.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -226,8 +227,7 @@ test('fetch latency: every answered Fetch is measured, and an idle partition sho
   // At its end, each Fetch waits fetch.max.wait.ms on the broker before an empty answer.
   const idle = consumer({ fetchMaxWaitMs: 200 });
   await idle.assign([{ topic: empty, partition: 0 }]);
-  const deadline = Date.now() + 20_000;
-  while (idle.metrics().fetchLatency.count < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await until('three long polls to be answered', () => idle.metrics().fetchLatency.count >= 3, 20_000);
   const slow = idle.metrics().fetchLatency;
   assert.ok(slow.count >= 3, `${slow.count} long polls answered in 20 s`);
   assert.ok(slow.p50Ms >= 180 && slow.p50Ms < 1_000, `long poll of 200 ms measured as ${slow.p50Ms} ms`);

@@ -11,6 +11,7 @@ import { CreatePartitions } from '@kwire/protocol';
 import { BrokerPool, createConsumer } from '../../src/index.js';
 import { Member, ownershipOverlaps } from './group-harness.js';
 import { produceContinuously, TestProducer } from './produce-helper.js';
+import { until } from './waits.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -33,13 +34,6 @@ function member(name: string, options: Record<string, unknown>): Member {
   return m;
 }
 
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** Every produced offset consumed by exactly one of `who` (no loss, no overlap). */
 function checkExactlyOnce(topic: string, produced: number[], who: Member[]): { total: number; duplicates: string[]; missing: number } {

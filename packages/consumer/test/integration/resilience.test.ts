@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { createTopic, startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer, type Consumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
-import { within } from './within.js';
+import { within } from './waits.js';
 
 let cluster: KafkaCluster;
 let producer: TestProducer;

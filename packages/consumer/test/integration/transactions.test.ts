@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, writeTransactions, type TestKafka, type TransactionsResult } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
-import { within } from './within.js';
+import { within } from './waits.js';
 
 let kafka: TestKafka;
 let written: TransactionsResult;

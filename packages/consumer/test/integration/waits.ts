@@ -1,3 +1,5 @@
+import * as assert from 'uvu/assert';
+
 /**
  * `source`, item by item, failing the test when no item comes for `ms`. uvu has no per-test
  * timeout: a loop that reads until it has counted every record would otherwise wait forever for
@@ -16,5 +18,14 @@ export async function* within<T>(source: AsyncIterable<T>, ms: number, what: str
     }
   } finally {
     await it.return?.();
+  }
+}
+
+/** Polls `cond` every `pollMs` until it holds; fails the test, naming `what`, after `ms`. */
+export async function until(what: string, cond: () => boolean, ms = 60_000, pollMs = 100): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }
