@@ -92,6 +92,8 @@ export interface ConsumerConfig {
   reconnectBackoffMaxMs?: number;
   /** retry.backoff.ms (default 100) */
   retryBackoffMs?: number;
+  /** retry.backoff.max.ms (default 1000): the longest of the growing waits before a retry */
+  retryBackoffMaxMs?: number;
   /** metadata.max.age.ms (default 300000) */
   metadataMaxAgeMs?: number;
   /** interceptor.classes, as objects */
@@ -141,6 +143,7 @@ export const JAVA_NAMES: Readonly<Record<string, string>> = {
   reconnectBackoffMs: 'reconnect.backoff.ms',
   reconnectBackoffMaxMs: 'reconnect.backoff.max.ms',
   retryBackoffMs: 'retry.backoff.ms',
+  retryBackoffMaxMs: 'retry.backoff.max.ms',
   metadataMaxAgeMs: 'metadata.max.age.ms',
   interceptors: 'interceptor.classes',
 };
@@ -177,6 +180,7 @@ export interface ResolvedConfig {
   reconnectBackoffMs: number;
   reconnectBackoffMaxMs: number;
   retryBackoffMs: number;
+  retryBackoffMaxMs: number;
   metadataMaxAgeMs: number;
   interceptors: readonly ConsumerInterceptor[];
   ssl: boolean | TlsOptions;
@@ -328,6 +332,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     reconnectBackoffMs,
     reconnectBackoffMaxMs: Math.max(reconnectBackoffMs, reconnectBackoffMaxMs),
     retryBackoffMs: integer(config, 'retryBackoffMs', 100, 0),
+    retryBackoffMaxMs: integer(config, 'retryBackoffMaxMs', 1_000, 0),
     metadataMaxAgeMs: integer(config, 'metadataMaxAgeMs', 300_000, 0),
     interceptors: (config.interceptors as ConsumerInterceptor[] | undefined) ?? [],
     ssl: ssl as boolean | TlsOptions,

@@ -5,14 +5,18 @@ import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './confi
 import { BrokerPool } from './connection/index.js';
 import { BrokerResponseError, ClosedError, ConfigError } from './errors.js';
 import { resolveAssignors } from './group/assignors/index.js';
-import { GroupManager, type RebalanceListener, type Subscription } from './group/group-manager.js';
+import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subscription } from './group/group-manager.js';
+import { remaining, settledBy } from './deadline.js';
 import type { GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats } from './fetch/fetcher.js';
 import type { LatencySummary } from './fetch/latency.js';
 import { PartitionState, tpKey } from './fetch/partition.js';
-import { ConsumerBatch, type ConsumedRecord } from './records.js';
+import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
+import { runStreams, type RunOptions } from './run.js';
 import { MessageStream, type StreamOwner } from './streams.js';
+
+export type { EachBatchPayload, EachMessagePayload, FailurePolicy, ProcessingFailure, RunOptions } from './run.js';
 
 export interface TopicPartition {
   topic: string;
@@ -24,23 +28,6 @@ export type StartOffset = bigint | number | 'earliest' | 'latest';
 
 export interface PartitionAssignment extends TopicPartition {
   offset?: StartOffset;
-}
-
-export interface EachBatchPayload<K = unknown, V = unknown> {
-  batch: ConsumerBatch<K, V>;
-}
-
-export interface EachMessagePayload<K = unknown, V = unknown> {
-  topic: string;
-  partition: number;
-  message: ConsumedRecord<K, V>;
-}
-
-export interface RunOptions<K = unknown, V = unknown> {
-  /** Called with each batch; the batch is released when the returned promise settles. */
-  eachBatch?: (payload: EachBatchPayload<K, V>) => Promise<void> | void;
-  /** Called with each record, in order per partition; its batch is released after its last record. */
-  eachMessage?: (payload: EachMessagePayload<K, V>) => Promise<void> | void;
 }
 
 /** Group events, each with a detail object (why, partitions, member id, generation...). */
@@ -67,18 +54,20 @@ export interface ConsumerMetrics extends FetcherStats {
  * consumer itself), or N streams per topic from streams({ topic: N }). A partition feeds exactly
  * one stream; a topic's partitions are spread over its streams (partition p goes to stream p mod N).
  */
-export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch>, StreamOwner {
+export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch> {
   readonly config: ResolvedConfig;
   readonly metadata: MetadataCache;
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
   private readonly bufferPool: BufferPool;
   private readonly defaultStream: MessageStream;
+  /** What the streams see of the consumer (positions, interceptors, the fetcher's wake-up). */
+  private readonly streamOwner: StreamOwner;
   private readonly topicStreams = new Map<string, MessageStream[]>();
   private connected: Promise<void> | undefined;
   private group: GroupManager | undefined;
   private manual = false;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<CloseResult> | undefined;
   private closed = false;
 
   constructor(config: ConsumerConfig | Record<string, unknown>) {
@@ -107,20 +96,18 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     });
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
     this.fetcher = new Fetcher({ config: c, metadata: this.metadata, pool: this.pool, bufferPool: this.bufferPool, logger: c.logger });
-    this.defaultStream = new MessageStream(this, undefined, 0);
+    this.streamOwner = {
+      maxPollRecords: c.maxPollRecords,
+      yieldIntervalMs: c.yieldIntervalMs,
+      delivered: (batch) => this.intercepted(batch),
+      drained: () => this.fetcher.schedule(),
+    };
+    this.defaultStream = new MessageStream(this.streamOwner, undefined, 0);
     this.metadata.onChange(() => this.fetcher.schedule());
   }
 
-  get maxPollRecords(): number {
-    return this.config.maxPollRecords;
-  }
-
-  get yieldIntervalMs(): number {
-    return this.config.yieldIntervalMs;
-  }
-
-  /** StreamOwner: interceptors see each batch before the application. */
-  delivered(batch: ConsumerBatch): ConsumerBatch {
+  /** Interceptors see each batch before the application. */
+  private intercepted(batch: ConsumerBatch): ConsumerBatch {
     const interceptors = this.config.interceptors;
     if (interceptors.length === 0) return batch;
     let records: readonly ConsumedRecord[] = batch.records;
@@ -129,12 +116,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       if (Array.isArray(out)) records = out as ConsumedRecord[];
     }
     if (records === batch.records) return batch;
-    return new ConsumerBatch(batch.topic, batch.partition, records, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, () => batch.release());
-  }
-
-  /** StreamOwner: buffers shrank; some partitions may be fetchable again. */
-  drained(): void {
-    this.fetcher.schedule();
+    return new ConsumerBatch(batch.topic, batch.partition, records, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, new DerivedSettlement(batch));
   }
 
   /** Connects to a bootstrap server and loads metadata. Optional: the first assign() does it. */
@@ -316,7 +298,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     const out: Record<string, MessageStream[]> = {};
     for (const [topic, n] of Object.entries(spec)) {
       if (!Number.isInteger(n) || n < 1) throw new ConfigError(`streams: ${topic} wants ${n} streams; give a positive integer`);
-      const streams = Array.from({ length: n }, (_, i) => new MessageStream(this, topic, i));
+      const streams = Array.from({ length: n }, (_, i) => new MessageStream(this.streamOwner, topic, i));
       for (const old of this.topicStreams.get(topic) ?? []) old.close();
       this.topicStreams.set(topic, streams);
       out[topic] = streams;
@@ -333,7 +315,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     state.stream.dropPartition(state.key);
     state.stream = stream;
     // Refetch from what was delivered: the dropped data comes again, in the new stream.
-    if (state.position !== null) state.seek(state.position);
+    state.refetch();
   }
 
   private streamFor(topic: string, partition: number): MessageStream {
@@ -354,27 +336,26 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   /**
    * kafkajs-style callbacks over every stream (the default one and those from streams()), one
    * loop per stream: partitions of different streams are processed concurrently, each partition in
-   * order. Resolves when the consumer closes; rejects with the first error a callback throws (or a
-   * consumer error such as OffsetOutOfRangeError), after which the consumer keeps running.
+   * order. Resolves when the consumer closes. A callback that throws finishes nothing past the last
+   * record it completed; its partition is delivered again from there after a backoff, or run()
+   * rejects, as `onFailure` says (see FailurePolicy). Consumer errors (OffsetOutOfRangeError,
+   * CorruptRecordError, a fatal group error) reject it, after which the consumer keeps running.
    */
-  async run<K = unknown, V = unknown>(options: RunOptions<K, V>): Promise<void> {
+  run<K = unknown, V = unknown>(options: RunOptions<K, V>): Promise<void> {
     const { eachBatch, eachMessage } = options;
-    if ((eachBatch === undefined) === (eachMessage === undefined)) throw new ConfigError('run() needs exactly one of eachBatch and eachMessage');
-    const streams = this.allStreams();
-    await Promise.all(
-      streams.map(async (stream) => {
-        for (;;) {
-          const batch = (await stream.take()) as ConsumerBatch<K, V> | null;
-          if (batch === null) return;
-          try {
-            if (eachBatch) await eachBatch({ batch });
-            else for (const message of batch.records) await eachMessage!({ topic: batch.topic, partition: batch.partition, message });
-          } finally {
-            batch.release();
-          }
-        }
-      }),
-    );
+    if ((eachBatch === undefined) === (eachMessage === undefined)) return Promise.reject(new ConfigError('run() needs exactly one of eachBatch and eachMessage'));
+    const { logger, retryBackoffMs, retryBackoffMaxMs } = this.config;
+    return runStreams(this.allStreams(), options, {
+      logger,
+      retryBackoffMs,
+      retryBackoffMaxMs,
+      backOff: (topic, partition, ms) => {
+        const state = this.fetcher.partitions.get(tpKey(topic, partition));
+        if (!state) return;
+        state.backoffUntil = Date.now() + ms;
+        this.fetcher.schedule();
+      },
+    });
   }
 
   /** Moves a partition to an offset (or the start or end of its log): the next record comes from there. */
@@ -431,23 +412,57 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   }
 
   /**
-   * Stops fetching, ends the streams (iterators finish), closes every connection and frees pooled
-   * memory. Bounded: in-flight fetches end within fetch.max.wait.ms plus the request timeout.
+   * Commits what the application finished, leaves the group, stops fetching, ends the streams
+   * (iterators finish), closes every connection and frees pooled memory: within `timeoutMs`
+   * (default 30 s, as Java's close()) whatever the cluster does. Never rejects: what could not be
+   * done is in the result (and logged at warn), e.g. offsets that stayed uncommitted because the
+   * coordinator was unreachable. Calling it again returns the same result.
    */
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      // A group member commits what was processed and leaves (or, static, goes quiet) first.
-      await this.group?.close().catch((err: unknown) => this.config.logger.warn('leaving the group failed', { error: (err as Error).message }));
-      this.closed = true;
-      this.metadata.close();
-      const fetcher = this.fetcher.close();
-      for (const s of this.allStreams()) s.close();
-      await fetcher;
-      for (const i of this.config.interceptors) i.close?.();
-      await this.pool.close();
-    })();
+  close(options: { timeoutMs?: number } = {}): Promise<CloseResult> {
+    this.closing ??= this.shutDown(options.timeoutMs ?? 30_000);
     return this.closing;
   }
+
+  private async shutDown(timeoutMs: number): Promise<CloseResult> {
+    if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) timeoutMs = 30_000;
+    const started = Date.now();
+    const deadline = started + timeoutMs;
+    const { logger } = this.config;
+    const group: GroupCloseReport = { committed: [], uncommitted: [], leftGroup: false };
+    let timedOut = false;
+    if (this.group) {
+      // A group member commits what was finished and leaves (or, static, goes quiet) first. Leave
+      // the last part of the budget for closing connections.
+      const groupDeadline = started + Math.max(0, timeoutMs - Math.min(1_000, timeoutMs / 10));
+      const work = this.group.close(groupDeadline, group).catch((err: unknown) => logger.warn('leaving the group failed', { error: (err as Error).message }));
+      if (!(await settledBy(work, groupDeadline))) timedOut = true;
+      const done = new Set(group.committed.map((o) => tpKey(o.topic, o.partition)).concat(group.uncommitted.map((o) => tpKey(o.topic, o.partition))));
+      for (const o of this.group.uncommitted()) {
+        if (!done.has(tpKey(o.topic, o.partition))) group.uncommitted.push({ ...o, error: `not committed within close()'s ${timeoutMs} ms` });
+      }
+    }
+    this.closed = true;
+    this.metadata.close();
+    const fetcher = this.fetcher.close();
+    for (const s of this.allStreams()) s.close();
+    for (const i of this.config.interceptors) i.close?.();
+    // Closing the connections ends every request still pending (fetches, a parked JoinGroup).
+    const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)) })]);
+    if (!(await settledBy(closed, deadline + 100))) timedOut = true;
+    const result: CloseResult = { durationMs: Date.now() - started, timedOut, ...group };
+    if (group.uncommitted.length) {
+      logger.warn('close(): finished offsets left uncommitted', { offsets: group.uncommitted.map((o) => `${o.topic}-${o.partition}@${o.offset}: ${o.error}`) });
+    }
+    if (timedOut) logger.warn('close() reached its timeout', { timeoutMs, durationMs: result.durationMs });
+    return result;
+  }
+}
+
+/** What close() did: the group part (commits, leave) and whether it had to cut anything short. */
+export interface CloseResult extends GroupCloseReport {
+  durationMs: number;
+  /** Something was still pending at the deadline and was cut off (connections destroyed). */
+  timedOut: boolean;
 }
 
 function toOffset(offset: bigint | number): bigint {

@@ -1,5 +1,6 @@
 import type { Record as WireRecord, RecordHeader } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
+import { ConfigError } from './errors.js';
 
 /**
  * What the application receives. Records are zero-copy: keys, values and header values are views
@@ -138,12 +139,36 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 const UNSET = Symbol('unset');
 
 /**
+ * How a delivered batch reports back to the partition it came from. One object per batch (the
+ * fetched partition's), so that settling costs no closure per batch.
+ */
+export interface BatchSettlement {
+  /** The application finished every record before `offset`. */
+  progressed(offset: bigint): void;
+  /** The batch is given back with what was not marked processed unfinished: deliver it again. */
+  giveBack(): void;
+  /** The batch's memory is let go; `finished`: all of it counts as processed. */
+  released(finished: boolean): void;
+}
+
+/**
  * A run of consecutive records of one partition, delivered together (at most max.poll.records).
  * Releasing it returns its memory; see the lifetime rule above.
+ *
+ * FINISHED RULE. What the consumer commits is what the application finished, in offset order:
+ *  - a batch is finished when it is released (the loop moved on to the next batch, or past its
+ *    last record; the callback resolved), or in part with markProcessed(record);
+ *  - a batch given back (giveBack(): a loop left early, a callback that threw) finishes only what
+ *    was marked, and its partition is delivered again from the first unmarked record;
+ *  - the commit point of a partition never passes a batch still held (retained, or in a callback
+ *    that has not settled), whatever happens to later batches.
  */
 export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<ConsumedRecord<K, V>> {
   private retains = 0;
   private released = false;
+  private givenBack = false;
+  /** The offset after the last record marked processed, or -1n. */
+  private marked = -1n;
 
   constructor(
     readonly topic: string,
@@ -155,7 +180,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     readonly lastStableOffset: bigint,
     /** Where consumption continues after this batch: the last offset + 1 (past any control records). */
     readonly nextOffset: bigint,
-    private readonly onRelease: () => void,
+    private readonly settlement: BatchSettlement,
   ) {}
 
   get firstOffset(): bigint {
@@ -182,6 +207,50 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     return this;
   }
 
+  /**
+   * The application finished this record (or the record at this offset) and every one before it in
+   * the batch: commits may now cover them, even while the batch is held (kafkajs's resolveOffset).
+   */
+  markProcessed(record: ConsumerRecord | bigint | number): void {
+    const offset = typeof record === 'object' ? record.offset : BigInt(record);
+    if (offset < this.firstOffset || offset > this.lastOffset) {
+      throw new ConfigError(`markProcessed: offset ${offset} is not in this batch of ${this.topic}-${this.partition} (${this.firstOffset}..${this.lastOffset})`);
+    }
+    const next = offset === this.lastOffset ? this.nextOffset : offset + 1n;
+    if (next <= this.marked) return;
+    this.marked = next;
+    this.settlement.progressed(next);
+  }
+
+  /** Some but not all of the batch was marked processed. */
+  get partlyProcessed(): boolean {
+    return this.marked >= 0n && this.marked < this.nextOffset;
+  }
+
+  /** The first offset not marked processed (the first record when nothing is marked). */
+  get unprocessedFrom(): bigint {
+    return this.marked >= 0n ? this.marked : this.firstOffset;
+  }
+
+  /** Every record was marked processed. */
+  get fullyProcessed(): boolean {
+    return this.marked >= this.nextOffset;
+  }
+
+  /**
+   * Lets the batch go (as release()) without finishing what was not marked processed: the commit
+   * point stays before the first unmarked record and the partition is delivered again from there.
+   * What a loop left early and a callback that threw do with the batch they were on.
+   */
+  giveBack(): void {
+    if (this.released) return;
+    if (!this.givenBack && !this.fullyProcessed) {
+      this.givenBack = true;
+      this.settlement.giveBack();
+    }
+    this.release();
+  }
+
   /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */
   release(): void {
     if (this.released) return;
@@ -190,10 +259,25 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
       return;
     }
     this.released = true;
-    this.onRelease();
+    this.settlement.released(!this.givenBack);
   }
 
   get isReleased(): boolean {
     return this.released;
+  }
+}
+
+/** The settlement of a batch made from another (interceptors that change the records): the original settles. */
+export class DerivedSettlement implements BatchSettlement {
+  constructor(private readonly original: ConsumerBatch) {}
+  progressed(offset: bigint): void {
+    if (offset > this.original.firstOffset) this.original.markProcessed(offset >= this.original.nextOffset ? this.original.lastOffset : offset - 1n);
+  }
+  giveBack(): void {
+    this.original.giveBack();
+  }
+  released(finished: boolean): void {
+    if (finished) this.original.release();
+    else this.original.giveBack();
   }
 }

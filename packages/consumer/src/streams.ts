@@ -24,8 +24,10 @@ export interface StreamOwner {
  * left out of fetches until the application drains it.
  *
  * Iterating: `for await (const batch of stream)` releases each batch when the loop asks for the
- * next one (or ends); `for await (const record of stream.records())` when it moves past the
- * batch's last record.
+ * next one; `for await (const record of stream.records())` when it moves past the batch's last
+ * record. Released means finished (see ConsumerBatch): a loop left early (break, throw, return)
+ * finishes only what it had moved past, the batches before the current one or the records before
+ * the current one, and gives the rest back to be delivered again.
  */
 export class MessageStream implements AsyncIterable<ConsumerBatch> {
   private readonly queue: FetchedPartition[] = [];
@@ -149,8 +151,7 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
           data.drop();
           this.queue.splice(i, 1);
           drained = true;
-          state.fetchPosition = state.position;
-          state.generation++;
+          state.refetch();
           throw new CorruptRecordError(state.topic, state.partition, state.position ?? -1n, err);
         }
         if (data.done) {
@@ -178,7 +179,8 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
         return { value: batch, done: false };
       },
       return: async () => {
-        previous?.release();
+        // Left early: the body may not have finished the batch it was on.
+        previous?.giveBack();
         previous = undefined;
         return { value: undefined, done: true };
       },
@@ -203,7 +205,11 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
             }
           },
           return: async () => {
-            batch?.release();
+            // Left early on records[i - 1]: the records before it are finished, it and the rest not.
+            if (batch !== undefined) {
+              if (i >= 2) batch.markProcessed(batch.records[i - 2]!);
+              batch.giveBack();
+            }
             batch = undefined;
             return { value: undefined, done: true };
           },

@@ -207,8 +207,11 @@ export class BrokerPool {
     }
   }
 
-  /** Closes every connection (waiting for in-flight requests up to closeTimeoutMs) and stops. */
-  async close(): Promise<void> {
+  /**
+   * Closes every connection (waiting for in-flight requests up to `timeoutMs`, default each
+   * connection's closeTimeoutMs; then they fail with ClosedError) and stops.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.idleTimer);
@@ -220,7 +223,7 @@ export class BrokerPool {
     this.sleepers.clear();
     const work: Promise<unknown>[] = [];
     for (const e of this.entries.values()) {
-      if (e.connection) work.push(e.connection.close());
+      if (e.connection) work.push(e.connection.close(options));
       // A connect in progress is destroyed by obtain() as soon as it settles.
       if (e.connecting) work.push(e.connecting.catch(() => {}));
     }

@@ -1,5 +1,6 @@
 import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type Record as WireRecord } from '@kwire/protocol';
-import { ConsumerBatch, ConsumedRecord, type RecordContext } from '../records.js';
+import { ConsumerBatch, ConsumedRecord, type BatchSettlement, type RecordContext } from '../records.js';
+import type { Delivery } from './delivery-ledger.js';
 import type { PartitionState } from './partition.js';
 
 /**
@@ -41,6 +42,34 @@ class BatchHold {
   private free(): void {
     this.batch.release();
     if (this.grown > 0) this.onBytes(-this.grown);
+  }
+}
+
+/**
+ * A delivered batch's link back to its partition and its memory: progress and give-backs go to the
+ * partition's ledger (which ignores them once a seek or reset has restarted the partition), and the
+ * release lets go of the wire batches' slices and the frame.
+ */
+class DeliveredBatch implements BatchSettlement {
+  constructor(
+    private readonly state: PartitionState,
+    private readonly delivery: Delivery,
+    private readonly holds: readonly BatchHold[],
+    private readonly frame: SharedFrame,
+  ) {}
+
+  progressed(offset: bigint): void {
+    this.state.progressed(this.delivery, offset);
+  }
+
+  giveBack(): void {
+    this.state.giveBack(this.delivery);
+  }
+
+  released(finished: boolean): void {
+    this.state.released(this.delivery, finished);
+    for (const h of this.holds) h.releaseSlice();
+    this.frame.release();
   }
 }
 
@@ -123,9 +152,10 @@ export class FetchedPartition {
     const state = this.state;
     const out: ConsumedRecord[] = [];
     const holds: BatchHold[] = [];
+    const start = state.position!;
     let nextOffset: bigint;
     try {
-      nextOffset = this.gather(out, holds, max, state.position!);
+      nextOffset = this.gather(out, holds, max, start);
     } catch (err) {
       // Corrupt data further on: nothing of this call is delivered (the stream fetches again from
       // the position), so the slices taken of earlier batches are given back.
@@ -133,16 +163,15 @@ export class FetchedPartition {
       throw err;
     }
     if (nextOffset > state.position!) state.position = nextOffset;
-    if (out.length === 0) return null;
-    const frame = this.frame;
-    const generation = this.generation;
+    if (out.length === 0) {
+      // Only control records or aborted batches were passed: nothing for the application to finish.
+      state.skipped(start, state.position!);
+      return null;
+    }
     const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
-    state.delivered();
-    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, () => {
-      state.released(generation, nextOffset, leaderEpoch);
-      for (const h of holds) h.releaseSlice();
-      frame.release();
-    });
+    const delivery = state.delivered(start, nextOffset, leaderEpoch);
+    const settlement = new DeliveredBatch(state, delivery, holds, this.frame);
+    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, settlement);
   }
 
   /**

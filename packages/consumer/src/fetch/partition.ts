@@ -1,14 +1,17 @@
 import type { MessageStream } from '../streams.js';
+import { DeliveryLedger, type Delivery } from './delivery-ledger.js';
 
 export function tpKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
 /**
- * The consumer's state for one assigned partition. Two positions:
- *  - `position`: the next offset to deliver to the application (what commits are made of);
- *  - `fetchPosition`: the next offset to fetch: past everything already buffered.
- * Buffered data covers [position, fetchPosition). Both are null until the starting offset is known
+ * The consumer's state for one assigned partition. Two positions and a commit point:
+ *  - `position`: the next offset to deliver to the application;
+ *  - `fetchPosition`: the next offset to fetch: past everything already buffered;
+ *  - `processed`: the end of what the application finished, which is what commits carry (behind
+ *    `position` while delivered batches are held; see DeliveryLedger).
+ * Buffered data covers [position, fetchPosition). All are null until the starting offset is known
  * (a reset through ListOffsets, or a committed offset from the group).
  */
 export class PartitionState {
@@ -38,15 +41,6 @@ export class PartitionState {
   /** An error the application must see (auto.offset.reset=none, authorization). */
   error: Error | undefined;
   /**
-   * The offset after the last record of the last batch the application released (its loop moved
-   * on, its callback settled): what commits are made of, so nothing is committed before the
-   * application is done with it. With the leader epoch of that record, for the commit.
-   */
-  processed: bigint | null = null;
-  processedLeaderEpoch = -1;
-  /** Batches delivered and not yet released. */
-  outstanding = 0;
-  /**
    * The consumer-wide count of delivered, unreleased batches (shared by every partition state, and
    * kept when a partition is revoked: a batch the application still holds still counts for
    * max.poll.interval.ms).
@@ -54,6 +48,10 @@ export class PartitionState {
   heldBatches: { count: number } = { count: 0 };
   /** Being handed over in a rebalance: nothing more is delivered from it. */
   revoking = false;
+  /** What the application finished: the only source of commit offsets (see DeliveryLedger). */
+  private readonly ledger = new DeliveryLedger();
+  /** Batches delivered whose memory the application still holds (settled or not). */
+  private outstanding = 0;
   private readonly waiters: (() => void)[] = [];
 
   constructor(
@@ -64,31 +62,85 @@ export class PartitionState {
     this.key = tpKey(topic, partition);
   }
 
-  seek(offset: bigint): void {
+  /**
+   * The offset a commit carries: the end of the contiguous run of records the application finished
+   * (null until the partition has a starting offset). With the leader epoch of its last record.
+   */
+  get processed(): bigint | null {
+    return this.ledger.commitPoint;
+  }
+
+  get processedLeaderEpoch(): number {
+    return this.ledger.commitPointEpoch;
+  }
+
+  /** Delivered batches the application has not released yet. */
+  get unreleased(): number {
+    return this.outstanding;
+  }
+
+  /** The application (or a seek, a committed offset, a reset) moves the partition to `offset`. */
+  seek(offset: bigint, leaderEpoch = -1): void {
     this.position = offset;
     this.fetchPosition = offset;
-    this.processed = offset;
-    this.processedLeaderEpoch = -1;
+    this.ledger.restart(offset, leaderEpoch);
     this.reset = null;
     this.generation++;
     this.error = undefined;
   }
 
-  /** A batch of this partition went to the application. */
-  delivered(): void {
-    this.outstanding++;
-    this.heldBatches.count++;
+  /**
+   * Buffered data is dropped and fetched again from the position (the partition moved to another
+   * stream): nothing delivered changes.
+   */
+  refetch(): void {
+    if (this.position === null) return;
+    this.fetchPosition = this.position;
+    this.generation++;
   }
 
-  /** A delivered batch was released: the application is done with everything before `nextOffset`. */
-  released(generation: number, nextOffset: bigint, leaderEpoch: number): void {
+  /** A batch of this partition, [start, next), goes to the application. */
+  delivered(start: bigint, next: bigint, leaderEpoch: number): Delivery {
+    this.outstanding++;
+    this.heldBatches.count++;
+    return this.ledger.delivered(start, next, leaderEpoch);
+  }
+
+  /** The position passed records that are never delivered (control records, aborted batches). */
+  skipped(from: bigint, to: bigint): void {
+    this.ledger.skipped(from, to);
+  }
+
+  /** The application finished the records of a delivery before `offset`. */
+  progressed(d: Delivery, offset: bigint): void {
+    this.ledger.progressed(d, offset);
+  }
+
+  /**
+   * A delivered batch was released. `finished`: the application is done with all of it; otherwise
+   * it let it go with records unfinished (already settled by giveBack()).
+   */
+  released(d: Delivery, finished: boolean): void {
     this.outstanding--;
     this.heldBatches.count--;
-    if (generation === this.generation && (this.processed === null || nextOffset > this.processed)) {
-      this.processed = nextOffset;
-      this.processedLeaderEpoch = leaderEpoch;
-    }
+    if (finished) this.ledger.finished(d);
     if (this.outstanding === 0) for (const w of this.waiters.splice(0)) w();
+  }
+
+  /**
+   * The application gives a delivery back with records unfinished: the commit point stops at its
+   * first unfinished record, and the partition is delivered again from there (buffered data and
+   * fetches in flight are dropped). Returns the offset it starts again from, or null if nothing
+   * needed redelivery.
+   */
+  giveBack(d: Delivery): bigint | null {
+    const from = this.ledger.abandoned(d);
+    if (from === null) return null;
+    this.position = from;
+    this.fetchPosition = from;
+    this.generation++;
+    this.stream.dropPartition(this.key);
+    return from;
   }
 
   /** Resolves when every delivered batch of the partition has been released (or after `ms`). */
@@ -107,6 +159,7 @@ export class PartitionState {
     this.position = null;
     this.fetchPosition = null;
     this.reset = policy;
+    this.ledger.clear();
     this.generation++;
   }
 }

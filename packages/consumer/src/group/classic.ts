@@ -2,10 +2,11 @@ import { ErrorCode, errorFor, Heartbeat, JoinGroup, LeaveGroup, SyncGroup, type 
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { BrokerResponseError } from '../errors.js';
+import { withDeadline } from '../deadline.js';
 import { commonRebalanceProtocol, type Assignor, type MemberSubscription } from './assignors/index.js';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription } from './consumer-protocol.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, FatalGroupError, MembershipLifecycle, tpString, type GroupIdentity, type MembershipHost } from './membership.js';
+import { difference, FatalGroupError, leaveTimeoutMs, MembershipLifecycle, tpString, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
 
 /** Errors after which the member cannot go on: the application must hear about them. */
@@ -299,7 +300,12 @@ export class ClassicMembership extends MembershipLifecycle {
     return out;
   }
 
-  /** Heartbeats every heartbeat.interval.ms until a rejoin is needed; resolves with its reason. */
+  /**
+   * Heartbeats every heartbeat.interval.ms until a rejoin is needed; resolves with its reason.
+   * When none has succeeded for session.timeout.ms (the coordinator unreachable, the network cut)
+   * the coordinator has given the partitions to others by now: they are lost here too, so that
+   * this member stops delivering them (no zombie), and it joins again when it can.
+   */
   private async heartbeatUntilRejoin(): Promise<string> {
     const { config, coordinator, host } = this.options;
     let lastOk = Date.now();
@@ -310,15 +316,23 @@ export class ClassicMembership extends MembershipLifecycle {
         return why;
       }
       if (this.stopped || this.left) return 'stopped';
-      await this.sleeper.sleep(config.heartbeatIntervalMs);
+      const sessionEnds = lastOk + config.sessionTimeoutMs;
+      await this.sleeper.sleep(Math.min(config.heartbeatIntervalMs, Math.max(0, sessionEnds - Date.now())));
       if (this.pendingRejoin !== undefined || this.stopped || this.left) continue;
+      if (Date.now() >= sessionEnds) return this.sessionExpired(lastOk);
       let res;
       try {
-        const conn = await coordinator.connection();
-        res = await conn.request(Heartbeat, { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, groupInstanceId: config.groupInstanceId ?? null });
+        const conn = await coordinator.connection(sessionEnds);
+        res = await withDeadline(
+          conn.request(Heartbeat, { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, groupInstanceId: config.groupInstanceId ?? null }),
+          sessionEnds,
+          'Heartbeat',
+        );
       } catch (err) {
+        if (this.stopped) return 'stopped';
         coordinator.markDead(`heartbeat failed: ${(err as Error).message}`);
         host.event('heartbeat-error', { error: (err as Error).message, sinceLastOkMs: Date.now() - lastOk });
+        if (Date.now() >= sessionEnds) return this.sessionExpired(lastOk);
         continue;
       }
       const code = res.errorCode;
@@ -348,21 +362,33 @@ export class ClassicMembership extends MembershipLifecycle {
     }
   }
 
+  /** No heartbeat succeeded for session.timeout.ms: what is owned is lost; join again. */
+  private async sessionExpired(lastOk: number): Promise<string> {
+    const why = `no heartbeat succeeded for ${Date.now() - lastOk} ms (session.timeout.ms ${this.options.config.sessionTimeoutMs})`;
+    this.log.warn('group session expired on the client side: partitions lost', { groupId: this.groupId, memberId: this.memberId, why });
+    this.generationId = -1;
+    await this.loseAll(why);
+    return why;
+  }
+
   /**
    * LeaveGroup for a dynamic member. A static member just goes quiet: its session timeout keeps its
    * place, so a restart costs no rebalance.
    */
-  protected async announceLeave(why: string): Promise<void> {
+  protected async announceLeave(why: string, deadline: number): Promise<boolean> {
     const { config, coordinator } = this.options;
-    if (config.groupInstanceId !== undefined || this.memberId === '') return;
+    if (config.groupInstanceId !== undefined || this.memberId === '') return true;
+    let told = false;
     try {
-      const conn = await coordinator.connection();
-      const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: Math.min(config.requestTimeoutMs, 5_000) });
+      const conn = await coordinator.connection(deadline);
+      const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: leaveTimeoutMs(config.requestTimeoutMs, deadline) });
       if (res.errorCode !== 0) this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: errorFor(res.errorCode).name });
+      else told = true;
     } catch (err) {
       this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: (err as Error).message });
     }
     this.memberId = '';
     this.generationId = -1;
+    return told;
   }
 }

@@ -2,6 +2,7 @@ import { ErrorCode, errorFor, FindCoordinator } from '@kwire/protocol';
 import type { BrokerPool, Connection } from '../connection/index.js';
 import { BrokerResponseError, ClosedError, KafkaError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { withDeadline } from '../deadline.js';
 
 /**
  * Java's String.hashCode: h = 31 * h + c over UTF-16 code units, in 32-bit wrap-around arithmetic.
@@ -53,17 +54,24 @@ export class GroupCoordinator {
     return this.node?.nodeId;
   }
 
-  /** The coordinator's connection, looking it up first if needed. */
-  connection(): Promise<Connection> {
+  /**
+   * The coordinator's connection, looking it up first if needed (retried while it is not
+   * available). With a `deadline` (Date.now() time), a RequestTimeoutError once it passes: close()
+   * and a lost session must not wait for a cluster that is gone.
+   */
+  connection(deadline = Infinity): Promise<Connection> {
+    let conn: Promise<Connection>;
     if (this.node) {
       const node = this.node;
-      return this.options.pool.get(node, 'coordinator').catch((err: unknown) => {
+      conn = this.options.pool.get(node, 'coordinator').catch((err: unknown) => {
         this.markDead(`cannot connect: ${(err as Error).message}`);
         throw err;
       });
+    } else {
+      this.finding ??= this.find().finally(() => (this.finding = undefined));
+      conn = this.finding;
     }
-    this.finding ??= this.find().finally(() => (this.finding = undefined));
-    return this.finding;
+    return withDeadline(conn, deadline, `finding the coordinator of group ${this.options.groupId}`);
   }
 
   /** Forget the coordinator (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, a broken connection). */

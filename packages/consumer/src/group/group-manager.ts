@@ -1,6 +1,7 @@
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { ConfigError, isKafkaError } from '../errors.js';
+import { settledBy, withDeadline } from '../deadline.js';
 import type { Fetcher } from '../fetch/fetcher.js';
 import { PartitionState, tpKey } from '../fetch/partition.js';
 import type { MessageStream } from '../streams.js';
@@ -22,6 +23,16 @@ export interface RebalanceListener {
 }
 
 export type Subscription = { topics: readonly string[] } | { pattern: RegExp | string };
+
+/** What close() could and could not do for the group. */
+export interface GroupCloseReport {
+  /** Offsets committed on the way out. */
+  committed: OffsetToCommit[];
+  /** Offsets finished but not committed (the coordinator was unreachable, or refused), with why. */
+  uncommitted: (OffsetToCommit & { error: string })[];
+  /** The coordinator was told the member leaves (a static member going quiet counts). */
+  leftGroup: boolean;
+}
 
 export interface GroupManagerOptions {
   config: ResolvedConfig;
@@ -204,11 +215,21 @@ export class GroupManager implements MembershipHost {
     // After max.poll.interval.ms was exceeded the application is stuck, and on close() it may be
     // the very caller holding a batch (close() from inside its loop): do not wait for it then. What
     // it holds is not committed (at least once).
-    const deadline = this.exceeded || this.closing ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
-    await Promise.all(states.map((s) => s.whenReleased(deadline)));
+    const wait = this.exceeded || this.closing ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
+    await Promise.all(states.map((s) => s.whenReleased(wait)));
     await this.callListener('onPartitionsRevoked', partitions);
     if (config.enableAutoCommit) {
-      await this.commitProcessed(states).catch((err: unknown) => config.logger.warn('commit on revocation failed', { error: (err as Error).message }));
+      const wanted = this.pending(states);
+      const report = this.closeReport;
+      try {
+        // Bounded: a coordinator that is gone must not hold a rebalance (or close) for ever.
+        await this.commit(wanted, this.closing ? this.closeDeadline : Date.now() + config.requestTimeoutMs);
+        report?.committed.push(...wanted);
+      } catch (err) {
+        const error = (err as Error).message;
+        config.logger.warn('commit on revocation failed: these offsets stay uncommitted', { error, offsets: wanted.map((o) => `${o.topic}-${o.partition}@${o.offset}`) });
+        report?.uncommitted.push(...wanted.map((o) => ({ ...o, error })));
+      }
     }
     for (const tp of partitions) this.drop(tp);
     this.options.emit('revoked', { partitions, why });
@@ -261,16 +282,19 @@ export class GroupManager implements MembershipHost {
     await this.commit(this.pending(states));
   }
 
-  /** Commits offsets (given, or every processed position that moved); one commit at a time. */
-  async commit(offsets?: readonly OffsetToCommit[]): Promise<void> {
+  /**
+   * Commits offsets (given, or every processed position that moved); one commit at a time. With a
+   * `deadline` (Date.now() time) it gives up there with a RequestTimeoutError.
+   */
+  async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
-    while (this.committing) await this.committing.catch(() => {});
+    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
     const identity = this.membership.identity();
     if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
     this.committing = (async () => {
       try {
-        await this.offsets.commit(wanted, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol });
+        await this.offsets.commit(wanted, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol }, deadline);
         for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
         for (const i of this.options.config.interceptors) i.onCommit?.(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })));
       } catch (err) {
@@ -320,12 +344,27 @@ export class GroupManager implements MembershipHost {
   private heldSince: number | undefined;
 
   private closing = false;
+  /** While closing: the deadline of the commit on the way out, and what it managed. */
+  private closeDeadline = Infinity;
+  private closeReport: GroupCloseReport | undefined;
 
-  async close(): Promise<void> {
+  /**
+   * Commits what was finished, revokes everything and leaves the group, by `deadline` (a
+   * Date.now() time) whatever the cluster does; fills `report` as it goes (the caller reads it
+   * even when the deadline cut this short).
+   */
+  async close(deadline: number, report: GroupCloseReport): Promise<void> {
     this.closing = true;
+    this.closeDeadline = deadline;
+    this.closeReport = report;
     if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.started) await this.membership.stop('the consumer is closing');
-    await this.committing?.catch(() => {});
+    if (this.started) report.leftGroup = await this.membership.stop('the consumer is closing', deadline);
+    await settledBy(this.committing ?? Promise.resolve(), deadline);
+  }
+
+  /** Finished offsets of owned partitions not committed yet (what a close cut short leaves behind). */
+  uncommitted(): OffsetToCommit[] {
+    return this.pending();
   }
 }

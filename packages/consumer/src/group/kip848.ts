@@ -1,8 +1,9 @@
 import { ConsumerGroupHeartbeat, ErrorCode, errorFor, randomUuid, ZERO_UUID } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
+import { withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
-import { difference, FatalGroupError, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
+import { difference, FatalGroupError, leaveTimeoutMs, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
 
 const FATAL = new Set<number>([
@@ -48,6 +49,8 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
   private intervalMs: number;
   /** The next heartbeat carries the full state (joining, after an error, a subscription change). */
   private full = true;
+  /** When a heartbeat last succeeded (or the member last started trying): the client-side session. */
+  private lastOk = Date.now();
   private lastReported = '';
   private pendingWhy: string | undefined;
   private target: { topicId: string; partitions: number[] }[] | undefined;
@@ -72,9 +75,11 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
 
   protected async run(): Promise<void> {
     const { config, coordinator, host } = this.options;
+    this.lastOk = Date.now();
     while (!this.stopped) {
       if (this.left) {
         await this.sleeper.untilWoken();
+        this.lastOk = Date.now();
         continue;
       }
       if (this.pendingWhy) {
@@ -83,8 +88,9 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
         this.pendingWhy = undefined;
       }
       let wait = this.intervalMs;
+      const sessionEnds = this.lastOk + config.sessionTimeoutMs;
       try {
-        const code = await this.heartbeat();
+        const code = await this.heartbeat(sessionEnds);
         if (code !== 0) wait = config.retryBackoffMs;
       } catch (err) {
         if (this.stopped) return;
@@ -92,6 +98,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
         coordinator.markDead(`ConsumerGroupHeartbeat failed: ${(err as Error).message}`);
         this.full = true;
         wait = config.retryBackoffMs;
+        if (Date.now() >= sessionEnds) await this.sessionExpired();
       }
       // A new assignment to reconcile, or an ownership change to report: do not wait a whole interval.
       if (this.target) await this.reconcile();
@@ -108,10 +115,27 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
       .join(',');
   }
 
+  /**
+   * No heartbeat succeeded for session.timeout.ms: the coordinator has fenced this member by now
+   * and given its partitions to others. They are lost here too (no zombie delivering them); the
+   * member joins again with epoch 0 when the coordinator answers.
+   */
+  private async sessionExpired(): Promise<void> {
+    const { config, host } = this.options;
+    const lost = host.owned();
+    const why = `no heartbeat succeeded for ${Date.now() - this.lastOk} ms (session.timeout.ms ${config.sessionTimeoutMs})`;
+    this.log.warn('group session expired on the client side: partitions lost', { groupId: config.groupId, memberId: this.memberId, why });
+    this.memberEpoch = 0;
+    this.target = undefined;
+    this.lastOk = Date.now();
+    if (lost.length) await host.lose(lost, why);
+    this.pendingWhy = `rejoining after ${why}`;
+  }
+
   /** One ConsumerGroupHeartbeat; returns its error code (0, or one already handled). */
-  private async heartbeat(): Promise<number> {
+  private async heartbeat(deadline: number): Promise<number> {
     const { config, coordinator, host, metadata } = this.options;
-    const conn = await coordinator.connection();
+    const conn = await coordinator.connection(deadline);
     const version = conn.version(ConsumerGroupHeartbeat);
     const owned = host.owned();
     const signature = this.ownedSignature();
@@ -125,7 +149,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     }
     const pattern = host.subscribedPattern();
     const full = this.full;
-    const res = await conn.request(ConsumerGroupHeartbeat, {
+    const res = await withDeadline(conn.request(ConsumerGroupHeartbeat, {
       groupId: config.groupId!,
       memberId: version === 0 && !this.idFromServer ? '' : this.memberId,
       memberEpoch: this.memberEpoch,
@@ -136,9 +160,10 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
       subscribedTopicRegex: full && version >= 1 ? pattern : null,
       serverAssignor: full ? (config.groupRemoteAssignor ?? null) : null,
       topicPartitions: reportOwned ? [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })) : null,
-    });
+    }), deadline, 'ConsumerGroupHeartbeat');
     const code = res.errorCode;
     if (code === 0) {
+      this.lastOk = Date.now();
       const wasJoining = this.memberEpoch === 0;
       if (res.memberId) {
         this.memberId = res.memberId;
@@ -207,21 +232,25 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
   }
 
   /** Epoch -1 (dynamic: gone) or -2 (static: back within the session timeout, same assignment). */
-  protected async announceLeave(_why: string): Promise<void> {
+  protected async announceLeave(_why: string, deadline: number): Promise<boolean> {
     const { config, coordinator } = this.options;
+    let told = this.memberEpoch <= 0;
     if (this.memberEpoch > 0) {
       try {
-        const conn = await coordinator.connection();
-        await conn.request(
+        const conn = await coordinator.connection(deadline);
+        const res = await conn.request(
           ConsumerGroupHeartbeat,
           { groupId: config.groupId!, memberId: this.memberId, memberEpoch: config.groupInstanceId ? -2 : -1, instanceId: config.groupInstanceId ?? null, topicPartitions: null, subscribedTopicNames: null },
-          { timeoutMs: Math.min(config.requestTimeoutMs, 5_000) },
+          { timeoutMs: leaveTimeoutMs(config.requestTimeoutMs, deadline) },
         );
+        told = res.errorCode === 0;
+        if (!told) this.log.warn('leaving the group failed', { groupId: config.groupId, error: errorFor(res.errorCode).name });
       } catch (err) {
         this.log.warn('leaving the group failed', { groupId: config.groupId, error: (err as Error).message });
       }
     }
     this.memberEpoch = 0;
     this.full = true;
+    return told;
   }
 }

@@ -3,6 +3,7 @@ import { BrokerResponseError, KafkaError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { TopicPartition } from './offsets.js';
 import { Sleeper } from './sleeper.js';
+import { settledBy } from '../deadline.js';
 
 export class FatalGroupError extends BrokerResponseError {
   override name = 'FatalGroupError';
@@ -59,10 +60,14 @@ export interface Membership {
   start(): void;
   /** Ask for a rejoin (classic) or a full heartbeat (KIP-848), with the reason. */
   rejoin(why: string): void;
-  /** Leave the group (close, unsubscribe, poll interval exceeded); resolves when done or timed out. */
-  leave(why: string): Promise<void>;
-  /** Stop for good (close). */
-  stop(why: string): Promise<void>;
+  /**
+   * Leave the group (close, unsubscribe, poll interval exceeded); resolves when done or timed out,
+   * with whether the coordinator heard of it. `deadline` (a Date.now() time) bounds the commit and
+   * the leave request.
+   */
+  leave(why: string, deadline?: number): Promise<boolean>;
+  /** Stop for good (close), within `deadline` as leave(). */
+  stop(why: string, deadline?: number): Promise<boolean>;
   identity(): GroupIdentity | undefined;
   /** Settles when the member first has its assignment (or the membership fails). */
   readonly ready: Promise<void>;
@@ -99,8 +104,11 @@ export abstract class MembershipLifecycle implements Membership {
   abstract rejoin(why: string): void;
   /** The membership loop, until stopped. */
   protected abstract run(): Promise<void>;
-  /** Tells the coordinator the member goes (LeaveGroup, or a heartbeat with epoch -1/-2). */
-  protected abstract announceLeave(why: string): Promise<void>;
+  /**
+   * Tells the coordinator the member goes (LeaveGroup, or a heartbeat with epoch -1/-2), by
+   * `deadline`; resolves with whether it was told (a static member that goes quiet counts as told).
+   */
+  protected abstract announceLeave(why: string, deadline: number): Promise<boolean>;
 
   start(): void {
     this.running ??= this.run();
@@ -123,22 +131,31 @@ export abstract class MembershipLifecycle implements Membership {
     return true;
   }
 
-  async leave(why: string): Promise<void> {
+  async leave(why: string, deadline = Infinity): Promise<boolean> {
     this.left = true;
     this.sleeper.wake();
     const owned = this.host.owned();
     if (owned.length) await this.host.revoke(owned, `leaving: ${why}`);
-    await this.announceLeave(why);
-    this.host.event('left', { why });
+    const told = await this.announceLeave(why, deadline);
+    this.host.event('left', { why, told });
+    return told;
   }
 
-  async stop(why: string): Promise<void> {
-    if (this.stopped) return;
-    await this.leave(why);
+  async stop(why: string, deadline = Infinity): Promise<boolean> {
+    if (this.stopped) return false;
+    const told = await this.leave(why, deadline);
     this.stopped = true;
     this.sleeper.wake();
-    await this.running?.catch(() => {});
+    // The loop may be inside a request (a JoinGroup parked for a whole rebalance): it ends when the
+    // consumer closes the connections, not before the deadline.
+    await settledBy(this.running ?? Promise.resolve(), deadline);
+    return told;
   }
+}
+
+/** The leave request's timeout: at most 5 s (a leave is a courtesy), and never past the deadline. */
+export function leaveTimeoutMs(requestTimeoutMs: number, deadline: number): number {
+  return Math.max(1, Math.min(requestTimeoutMs, 5_000, deadline - Date.now()));
 }
 
 export function sameTopicPartition(a: TopicPartition, b: TopicPartition): boolean {

@@ -2,6 +2,7 @@ import { ErrorCode, errorFor, OffsetCommit, OffsetFetch, ZERO_UUID } from '@kwir
 import type { MetadataCache } from '../cluster/metadata.js';
 import { BrokerResponseError, KafkaError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { remaining, withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 
 export interface TopicPartition {
@@ -119,8 +120,9 @@ export class OffsetStore {
    * Commits offsets. Resolves when the coordinator has them; rejects with CommitFailedError when it
    * refuses them for a group reason (REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
    * FENCED_INSTANCE_ID, STALE_MEMBER_EPOCH, ...) or with a BrokerResponseError for a partition.
+   * With a `deadline` (Date.now() time), retries end there with a RequestTimeoutError.
    */
-  async commit(offsets: readonly OffsetToCommit[], identity: CommitIdentity): Promise<void> {
+  async commit(offsets: readonly OffsetToCommit[], identity: CommitIdentity, deadline = Infinity): Promise<void> {
     if (offsets.length === 0) return;
     const byTopic = new Map<string, OffsetToCommit[]>();
     for (const o of offsets) {
@@ -129,7 +131,7 @@ export class OffsetStore {
       l.push(o);
     }
     for (let attempt = 0; ; attempt++) {
-      const conn = await this.coordinator.connection();
+      const conn = await this.coordinator.connection(deadline);
       let version = conn.version(OffsetCommit);
       if ([...byTopic.keys()].some((t) => this.topicId(t) === ZERO_UUID)) version = Math.min(version, 9);
       let res;
@@ -147,12 +149,12 @@ export class OffsetStore {
               partitions: list.map((o) => ({ partitionIndex: o.partition, committedOffset: o.offset, committedLeaderEpoch: o.leaderEpoch ?? -1, committedMetadata: o.metadata ?? null })),
             })),
           },
-          { version },
+          { version, timeoutMs: deadline === Infinity ? undefined : Math.max(1, remaining(deadline)) },
         );
       } catch (err) {
-        if (!this.retry(err, attempt)) throw err;
+        if (!this.retry(err, attempt) || remaining(deadline) === 0) throw err;
         this.coordinator.markDead(`OffsetCommit failed: ${(err as Error).message}`);
-        await this.pause(attempt);
+        await withDeadline(this.pause(attempt), deadline, 'OffsetCommit');
         continue;
       }
       let retryCode: number | undefined;
@@ -169,7 +171,7 @@ export class OffsetStore {
       }
       if (retryCode !== undefined) {
         if (COORDINATOR_MOVED.has(retryCode)) this.coordinator.markDead(`OffsetCommit: ${errorFor(retryCode).name}`);
-        await this.pause(attempt);
+        await withDeadline(this.pause(attempt), deadline, 'OffsetCommit');
         continue;
       }
       const first = failed.entries().next();

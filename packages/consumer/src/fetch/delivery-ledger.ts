@@ -1,0 +1,146 @@
+/**
+ * One delivered batch of a partition, from the ledger's point of view: the offsets it covers, how
+ * far the application has finished it, and whether it is settled.
+ */
+export class Delivery {
+  /** Finished through here (exclusive): `start` until the application finishes a record of it. */
+  done: bigint;
+  /** Leader epoch of the batch, committed with `done`. */
+  readonly leaderEpoch: number;
+  /** No more progress will come: the application finished it, or let it go unfinished. */
+  settled = false;
+  /** Dropped from the ledger (a seek, or an earlier delivery given back): its outcome is moot. */
+  dropped = false;
+
+  constructor(
+    /** The partition's position when it was delivered (control records before it included). */
+    readonly start: bigint,
+    /** The offset after it (cut back to `done` when it is given back unfinished). */
+    public next: bigint,
+    leaderEpoch: number,
+  ) {
+    this.done = start;
+    this.leaderEpoch = leaderEpoch;
+  }
+}
+
+/**
+ * The commit point of one partition: the end of the contiguous prefix of records the application
+ * finished. Batches are delivered in offset order; each becomes a Delivery here, and the commit
+ * point moves over a delivery only when it is settled and every delivery before it is too. A batch
+ * released while an earlier one is still held (retained, or in a callback that has not settled)
+ * moves nothing until the earlier one is released; a batch given back unfinished moves the point to
+ * its first unfinished record and no further, and the deliveries after it are dropped (the
+ * partition is delivered again from there).
+ *
+ * This is Java's "committed = position" made honest for an asynchronous application: there the
+ * position moves when poll() returns, here only when the application says it is done.
+ */
+export class DeliveryLedger {
+  private readonly open: Delivery[] = [];
+  private point: bigint | null = null;
+  private pointEpoch = -1;
+
+  /** The offset a commit may carry now (null until the partition has a starting offset). */
+  get commitPoint(): bigint | null {
+    return this.point;
+  }
+
+  get commitPointEpoch(): number {
+    return this.pointEpoch;
+  }
+
+  /** Deliveries not yet settled or not yet passed by the commit point. */
+  get openDeliveries(): number {
+    return this.open.length;
+  }
+
+  /** The partition starts (again) at `offset`: whatever was delivered before no longer counts. */
+  restart(offset: bigint, leaderEpoch = -1): void {
+    for (const d of this.open) d.dropped = true;
+    this.open.length = 0;
+    this.point = offset;
+    this.pointEpoch = leaderEpoch;
+  }
+
+  /** The partition has no starting offset yet (a reset is under way). */
+  clear(): void {
+    for (const d of this.open) d.dropped = true;
+    this.open.length = 0;
+  }
+
+  /** A batch covering [start, next) went to the application. */
+  delivered(start: bigint, next: bigint, leaderEpoch: number): Delivery {
+    const d = new Delivery(start, next, leaderEpoch);
+    this.open.push(d);
+    return d;
+  }
+
+  /**
+   * The partition's position moved past records the application never sees (control records,
+   * aborted transactions) up to `to`: finished as soon as everything before them is.
+   */
+  skipped(from: bigint, to: bigint): void {
+    if (to <= from) return;
+    if (this.open.length === 0) {
+      if (this.point === null || to > this.point) this.point = to;
+      return;
+    }
+    const d = this.delivered(from, to, this.open[this.open.length - 1]!.leaderEpoch);
+    d.done = to;
+    d.settled = true;
+  }
+
+  /** The application finished a delivery's records before `offset`. */
+  progressed(d: Delivery, offset: bigint): void {
+    if (d.dropped || d.settled) return;
+    const through = offset > d.next ? d.next : offset;
+    if (through <= d.done) return;
+    d.done = through;
+    this.advance();
+  }
+
+  /** The application finished the whole delivery. */
+  finished(d: Delivery): void {
+    if (d.dropped || d.settled) return;
+    d.done = d.next;
+    d.settled = true;
+    this.advance();
+  }
+
+  /**
+   * The application let a delivery go with records unfinished (a loop left early, a callback that
+   * threw). Returns where the partition must be delivered again from (its first unfinished record),
+   * or null when nothing is left to redeliver (it was finished after all, or no longer counts).
+   * Every later delivery is dropped: their records come again after this one's.
+   */
+  abandoned(d: Delivery): bigint | null {
+    if (d.dropped || d.settled) return null;
+    d.settled = true;
+    if (d.done >= d.next) {
+      this.advance();
+      return null;
+    }
+    const i = this.open.indexOf(d);
+    for (const later of this.open.splice(i + 1)) later.dropped = true;
+    // What comes after `done` in this delivery is not finished: its end is where it was finished.
+    d.next = d.done;
+    this.advance();
+    return d.done;
+  }
+
+  private advance(): void {
+    const open = this.open;
+    let n = 0;
+    while (n < open.length) {
+      const d = open[n]!;
+      if (this.point === null || d.done > this.point) {
+        this.point = d.done;
+        this.pointEpoch = d.leaderEpoch;
+      }
+      if (!d.settled) break;
+      n++;
+    }
+    if (n > 0) open.splice(0, n);
+  }
+}
