@@ -193,6 +193,40 @@ export async function describeTopic(target: KafkaTarget, topic: string, clientCo
   return partitions;
 }
 
+export interface GroupPartitionOffset {
+  topic: string;
+  partition: number;
+  /** The group's committed offset, or null where it has none ("-"). */
+  committed: bigint | null;
+  logEndOffset: bigint | null;
+}
+
+/**
+ * Kafka's own ConsumerGroupCommand `--describe --offsets`, parsed: the group's committed offset per
+ * partition, as an operator reads it (so a test checks kwire's commits with Kafka's tools, not with
+ * kwire). Empty when the group has no committed offsets.
+ */
+export async function describeGroupOffsets(target: KafkaTarget, groupId: string): Promise<GroupPartitionOffset[]> {
+  const { stdout } = await runToolOk(target.dist, 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand', ['--bootstrap-server', target.bootstrap, '--describe', '--offsets', '--group', groupId], {
+    timeoutMs: 120_000,
+    label: `describe group ${groupId}`,
+    heapMb: 256,
+  });
+  return parseGroupOffsets(stdout, groupId);
+}
+
+/** The table of `kafka-consumer-groups --describe`: GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ... */
+export function parseGroupOffsets(stdout: string, groupId: string): GroupPartitionOffset[] {
+  const out: GroupPartitionOffset[] = [];
+  const offset = (s: string | undefined) => (s === undefined || s === '-' ? null : BigInt(s));
+  for (const line of stdout.split('\n')) {
+    const cols = line.trim().split(/\s+/);
+    if (cols[0] !== groupId || cols.length < 5 || !/^\d+$/.test(cols[2]!)) continue;
+    out.push({ topic: cols[1]!, partition: Number(cols[2]), committed: offset(cols[3]), logEndOffset: offset(cols[4]) });
+  }
+  return out.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+}
+
 export type CompressionType = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 
 export interface ProducerPerformanceOptions {
