@@ -9,7 +9,7 @@ import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subsc
 import { remaining, settledBy } from './deadline.js';
 import type { GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
-import { Fetcher, type FetcherStats } from './fetch/fetcher.js';
+import { Fetcher, type FetcherStats, type PositionChange } from './fetch/fetcher.js';
 import type { LatencySummary } from './fetch/latency.js';
 import { PartitionState, tpKey } from './fetch/partition.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
@@ -30,8 +30,16 @@ export interface PartitionAssignment extends TopicPartition {
   offset?: StartOffset;
 }
 
-/** Group events, each with a detail object (why, partitions, member id, generation...). */
-export type ConsumerEvents = { [K in GroupEventName]: [detail: Record<string, unknown>] } & { error: [err: Error] };
+/**
+ * Group events, each with a detail object (why, partitions, member id, generation...); positions
+ * that moved without the application asking ('log-truncation', KIP-320, and 'offset-reset' by
+ * auto.offset.reset); 'error'.
+ */
+export type ConsumerEvents = { [K in GroupEventName]: [detail: Record<string, unknown>] } & {
+  error: [err: Error];
+  'log-truncation': [change: PositionChange];
+  'offset-reset': [change: PositionChange];
+};
 
 export interface ConsumerMetrics extends FetcherStats {
   /** Fetched bytes not yet handed to the application and released (decompressed size). */
@@ -95,7 +103,14 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       logger: c.logger,
     });
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
-    this.fetcher = new Fetcher({ config: c, metadata: this.metadata, pool: this.pool, bufferPool: this.bufferPool, logger: c.logger });
+    this.fetcher = new Fetcher({
+      config: c,
+      metadata: this.metadata,
+      pool: this.pool,
+      bufferPool: this.bufferPool,
+      logger: c.logger,
+      onPositionChange: (change) => this.emit(change.why === 'log-truncation' ? 'log-truncation' : 'offset-reset', change),
+    });
     this.streamOwner = {
       maxPollRecords: c.maxPollRecords,
       yieldIntervalMs: c.yieldIntervalMs,

@@ -15,6 +15,7 @@ export type KafkaErrorCode =
   | 'KWIRE_AUTHENTICATION'
   | 'KWIRE_CLOSED'
   | 'KWIRE_OFFSET_OUT_OF_RANGE'
+  | 'KWIRE_LOG_TRUNCATION'
   | 'KWIRE_CORRUPT_RECORD';
 
 export class KafkaError extends Error {
@@ -123,6 +124,27 @@ export class OffsetOutOfRangeError extends KafkaError {
     readonly offset: bigint,
   ) {
     super('KWIRE_OFFSET_OUT_OF_RANGE', `${topic}-${partition}: offset ${offset} is out of range and auto.offset.reset is none: seek to a valid offset`);
+  }
+}
+
+/**
+ * The partition's log was truncated below the consumer's position (an unclean leader election, or
+ * a leader that lost records it had served), detected through OffsetForLeaderEpoch or a Fetch's
+ * diverging epoch (KIP-320), with auto.offset.reset = none: records the consumer read may be gone
+ * and others may take their offsets. The application decides: seek to `divergentOffset` (the first
+ * offset known to diverge) to read what the log holds now, or elsewhere.
+ */
+export class LogTruncationError extends KafkaError {
+  override name = 'LogTruncationError';
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    /** Where the consumer was. */
+    readonly offset: bigint,
+    /** The end of the last leader epoch the consumer and the log agree on. */
+    readonly divergentOffset: bigint,
+  ) {
+    super('KWIRE_LOG_TRUNCATION', `${topic}-${partition}: the log was truncated to ${divergentOffset} below the position ${offset} and auto.offset.reset is none: seek to ${divergentOffset} (or elsewhere) to go on`);
   }
 }
 

@@ -1,6 +1,10 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
 export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
 export { MessageStream } from './streams.js';
+export type { PositionChange } from './fetch/fetcher.js';
+export type { CloseResult } from './consumer.js';
+export type { FailurePolicy, ProcessingFailure } from './run.js';
+export type { GroupCloseReport } from './group/group-manager.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
@@ -15,6 +19,7 @@ export {
   ClosedError,
   CorruptRecordError,
   OffsetOutOfRangeError,
+  LogTruncationError,
   type KafkaErrorCode,
 } from './errors.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';

@@ -176,7 +176,11 @@ export async function run(argv: string[]): Promise<number> {
         valueBytes += value?.length ?? 0;
         if (format === 'json') out += `${JSON.stringify(formatRecord(r))}\n`;
         else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
-        if (++records >= max) break outer;
+        if (++records >= max) {
+          // Leaving the loop gives the batch back; what was printed is finished (committed on close).
+          batch.markProcessed(r);
+          break outer;
+        }
       }
       lastRecord = Date.now();
       if (out.length > 1 << 16) await flush();

@@ -16,6 +16,8 @@ export interface SessionPartition {
   readonly partition: number;
   readonly fetchOffset: bigint;
   readonly currentLeaderEpoch: number;
+  /** The epoch of the last batch fetched (KIP-320): the leader checks our log against its own. */
+  readonly lastFetchedEpoch: number;
   readonly partitionMaxBytes: number;
 }
 
@@ -63,6 +65,7 @@ export class FetchSession {
         before === undefined ||
         before.fetchOffset !== p.fetchOffset ||
         before.currentLeaderEpoch !== p.currentLeaderEpoch ||
+        before.lastFetchedEpoch !== p.lastFetchedEpoch ||
         before.partitionMaxBytes !== p.partitionMaxBytes ||
         before.topicId !== p.topicId
       ) {

@@ -3,6 +3,7 @@ import {
   errorFor,
   Fetch,
   ListOffsets,
+  OffsetForLeaderEpoch,
   scanRecordBatches,
   ZERO_UUID,
   type BufferPool,
@@ -15,7 +16,7 @@ import {
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { decodeResponseBody, type BrokerPool, type Connection } from '../connection/index.js';
-import { BrokerResponseError, OffsetOutOfRangeError } from '../errors.js';
+import { BrokerResponseError, LogTruncationError, OffsetOutOfRangeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { deserializerFor, type RecordContext } from '../records.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
@@ -54,6 +55,19 @@ export interface FetcherStats {
   emptyFetches: number;
   bytesFetched: number;
   resets: number;
+  /** Truncations detected (KIP-320: OffsetForLeaderEpoch or a Fetch's diverging epoch). */
+  truncations: number;
+}
+
+/** A position the leader's log no longer holds (KIP-320), or a reset the application should hear of. */
+export interface PositionChange {
+  topic: string;
+  partition: number;
+  /** Where the consumer was. */
+  from: bigint;
+  /** Where it goes on from (the divergence point, or the reset's target once known: -1n until then). */
+  to: bigint;
+  why: 'log-truncation' | 'offset-out-of-range';
 }
 
 export interface FetcherOptions {
@@ -62,6 +76,8 @@ export interface FetcherOptions {
   pool: BrokerPool;
   bufferPool: BufferPool;
   logger: Logger;
+  /** A position moved without the application asking (a truncation, an out-of-range reset). */
+  onPositionChange?: (change: PositionChange) => void;
 }
 
 /**
@@ -76,7 +92,7 @@ export interface FetcherOptions {
  */
 export class Fetcher {
   readonly partitions = new Map<string, PartitionState>();
-  readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0 };
+  readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0, truncations: 0 };
   /** Send to answer of every Fetch that was answered (fetch-latency-avg/max, percentiles). */
   readonly latency = new LatencyWindow();
   private readonly sessions = new Map<number, FetchSession>();
@@ -140,6 +156,7 @@ export class Fetcher {
     const now = Date.now();
     const { config, metadata } = this.options;
     const resets: PartitionState[] = [];
+    const validations: PartitionState[] = [];
     const byNode = new Map<number, PartitionState[]>();
     const heldBack = new Set<number>();
     let wakeAt = Infinity;
@@ -153,7 +170,18 @@ export class Fetcher {
         if (p.reset !== null && !this.resetting.has(p.key)) resets.push(p);
         continue;
       }
-      if (p.paused || p.inFlight) continue;
+      if (p.inFlight) continue;
+      // A new leader (a higher epoch in metadata) may have a shorter log: check the position first.
+      const leaderEpoch = metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1;
+      if (leaderEpoch > p.leaderEpochSeen) {
+        if (p.leaderEpochSeen >= 0 && p.lastFetchedEpoch >= 0 && p.validation === 'none') p.validation = 'due';
+        p.leaderEpochSeen = leaderEpoch;
+      }
+      if (p.validation === 'due') {
+        validations.push(p);
+        continue;
+      }
+      if (p.validation === 'sent' || p.paused) continue;
       if (p.bufferedBytes >= config.maxBufferedBytesPerPartition || this.bufferedBytes >= config.maxBufferedBytes) {
         // Held back until the application drains it (onBytes schedules a pass then).
         const leader = this.nodeFor(p, now);
@@ -176,6 +204,7 @@ export class Fetcher {
       list.push(p);
     }
     if (resets.length) void this.resetOffsets(resets);
+    if (validations.length) void this.validatePositions(validations);
     for (const [node, parts] of byNode) {
       // Only partitions already at their end can go, while others of this broker wait for their
       // buffers to drain: a Fetch waiting the full fetch.max.wait.ms for new data would keep those
@@ -286,6 +315,7 @@ export class Fetcher {
         partition: p.partition,
         fetchOffset: p.fetchPosition!,
         currentLeaderEpoch: topic?.partitions[p.partition]?.leaderEpoch ?? -1,
+        lastFetchedEpoch: p.lastFetchedEpoch,
         partitionMaxBytes: config.maxPartitionFetchBytes,
       });
       generations.set(p.key, p.generation);
@@ -348,6 +378,12 @@ export class Fetcher {
             this.partitionError(state, pd.errorCode, pd.currentLeader, asked.fetchOffset, node);
             continue;
           }
+          // KIP-320: the leader's log diverges from what we fetched (v12+): the answer carries no
+          // records, only the end of the last epoch both logs share.
+          if (pd.divergingEpoch.epoch >= 0 || pd.divergingEpoch.endOffset >= 0n) {
+            this.completeValidation(state, pd.divergingEpoch.endOffset, pd.divergingEpoch.epoch, 'a Fetch answer with a diverging epoch');
+            continue;
+          }
           if (pd.preferredReadReplica >= 0 && pd.preferredReadReplica !== node) {
             state.preferredReadReplica = pd.preferredReadReplica;
             state.preferredUntil = Date.now() + config.metadataMaxAgeMs;
@@ -370,6 +406,7 @@ export class Fetcher {
             },
           });
           if (scan.nextOffset > state.fetchPosition!) state.fetchPosition = scan.nextOffset;
+          if (scan.lastLeaderEpoch >= 0) state.lastFetchedEpoch = scan.lastLeaderEpoch;
           state.stream.push(data);
         }
       }
@@ -402,14 +439,14 @@ export class Fetcher {
         state.preferredReadReplica = -1;
         return;
       }
-      if (config.autoOffsetReset === 'none') {
-        state.error = new OffsetOutOfRangeError(state.topic, state.partition, fetchOffset);
-        state.stream.fail(state.error);
+      if (state.lastFetchedEpoch >= 0 && state.validation === 'none' && fetchOffset > state.logStartOffset) {
+        // Past the end after a leader change: the log may have been truncated (an unclean
+        // election). Find out where it diverges before any reset jumps to latest (KIP-320).
+        state.validation = 'due';
+        state.validatingOutOfRange = true;
         return;
       }
-      logger.info('offset out of range, resetting', { topic: state.topic, partition: state.partition, offset: fetchOffset.toString(), to: config.autoOffsetReset });
-      state.requestReset(config.autoOffsetReset);
-      state.stream.dropPartition(state.key);
+      this.outOfRange(state, fetchOffset);
       return;
     }
     if (REFRESH_METADATA.has(code)) {
@@ -434,6 +471,125 @@ export class Fetcher {
     }
     state.error = err;
     state.stream.fail(err);
+  }
+
+  /** OFFSET_OUT_OF_RANGE with no truncation to explain it: auto.offset.reset, said out loud. */
+  private outOfRange(state: PartitionState, fetchOffset: bigint): void {
+    const { config, logger } = this.options;
+    if (config.autoOffsetReset === 'none') {
+      state.error = new OffsetOutOfRangeError(state.topic, state.partition, fetchOffset);
+      state.stream.fail(state.error);
+      return;
+    }
+    logger.warn('offset out of range: resetting by auto.offset.reset', { topic: state.topic, partition: state.partition, offset: fetchOffset.toString(), to: config.autoOffsetReset, logStartOffset: state.logStartOffset.toString(), highWatermark: state.highWatermark.toString() });
+    this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: fetchOffset, to: -1n, why: 'offset-out-of-range' });
+    state.requestReset(config.autoOffsetReset);
+    state.stream.dropPartition(state.key);
+  }
+
+  /**
+   * KIP-320: the end of epoch `epoch` in the leader's log is `endOffset`. Below the position means
+   * the log was truncated under us: the position moves to the divergence point and says so (or,
+   * with auto.offset.reset none, the application gets a LogTruncationError). As Java's
+   * SubscriptionState.maybeCompleteValidation.
+   */
+  private completeValidation(state: PartitionState, endOffset: bigint, epoch: number, source: string): void {
+    const { config, logger } = this.options;
+    const position = state.fetchPosition!;
+    const outOfRange = state.validatingOutOfRange;
+    state.validatingOutOfRange = false;
+    if (endOffset < 0n || epoch < 0) {
+      // The leader knows no such epoch (its log starts later): nothing to diverge from but the reset.
+      state.validation = 'none';
+      this.outOfRange(state, position);
+      return;
+    }
+    if (endOffset >= position) {
+      state.validation = 'none';
+      // The log holds the position's epoch up to it, yet the fetch was out of range: a plain reset.
+      if (outOfRange) this.outOfRange(state, position);
+      return;
+    }
+    this.stats.truncations++;
+    if (config.autoOffsetReset === 'none') {
+      state.validation = 'none';
+      state.error = new LogTruncationError(state.topic, state.partition, position, endOffset);
+      state.stream.fail(state.error);
+      return;
+    }
+    logger.warn('log truncation detected: going on from the first offset known to diverge', { topic: state.topic, partition: state.partition, position: position.toString(), divergentOffset: endOffset.toString(), epoch, source });
+    state.stream.dropPartition(state.key);
+    state.seek(endOffset, epoch);
+    state.validation = 'none';
+    this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: position, to: endOffset, why: 'log-truncation' });
+  }
+
+  /** OffsetForLeaderEpoch for positions to check, grouped by leader. */
+  private async validatePositions(parts: PartitionState[]): Promise<void> {
+    const { metadata } = this.options;
+    const byNode = new Map<number, PartitionState[]>();
+    for (const p of parts) {
+      const leader = metadata.leaderOf(p.topic, p.partition);
+      if (!leader) {
+        metadata.requestUpdate(`no leader for ${p.topic}-${p.partition} to validate its position`);
+        continue;
+      }
+      p.validation = 'sent';
+      let list = byNode.get(leader.leaderId);
+      if (!list) byNode.set(leader.leaderId, (list = []));
+      list.push(p);
+    }
+    await Promise.all([...byNode].map(([node, list]) => this.offsetForLeaderEpoch(node, list)));
+  }
+
+  private async offsetForLeaderEpoch(node: number, parts: PartitionState[]): Promise<void> {
+    const { config, metadata } = this.options;
+    const generations = new Map(parts.map((p) => [p.key, p.generation]));
+    const retryLater = (p: PartitionState) => {
+      if (p.validation === 'sent') p.validation = 'due';
+      p.backoffUntil = Date.now() + config.retryBackoffMs;
+    };
+    try {
+      const conn = await this.connect(node);
+      if (!conn) {
+        parts.forEach(retryLater);
+        return;
+      }
+      const topics = new Map<string, PartitionState[]>();
+      for (const p of parts) {
+        let l = topics.get(p.topic);
+        if (!l) topics.set(p.topic, (l = []));
+        l.push(p);
+      }
+      const res = await conn.request(OffsetForLeaderEpoch, {
+        replicaId: -1,
+        topics: [...topics].map(([topic, list]) => ({
+          topic,
+          partitions: list.map((p) => ({ partition: p.partition, currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1, leaderEpoch: p.lastFetchedEpoch })),
+        })),
+      });
+      for (const t of res.topics) {
+        for (const r of t.partitions) {
+          const state = this.partitions.get(`${t.topic}\u0000${r.partition}`);
+          // Sought or reset meanwhile: that position needs no check (or gets its own).
+          if (!state || generations.get(state.key) !== state.generation || state.validation !== 'sent') continue;
+          if (r.errorCode !== 0) {
+            const e = errorFor(r.errorCode);
+            if (e.invalidMetadata) metadata.requestUpdate(`OffsetForLeaderEpoch ${e.name}`);
+            this.options.logger.debug('position validation retried', { topic: t.topic, partition: r.partition, error: e.name });
+            retryLater(state);
+            continue;
+          }
+          this.completeValidation(state, r.endOffset, r.leaderEpoch, 'OffsetForLeaderEpoch');
+        }
+      }
+    } catch (err) {
+      parts.forEach(retryLater);
+      this.failNode(node, `OffsetForLeaderEpoch on broker ${node} failed`, err);
+    } finally {
+      for (const p of parts) if (p.validation === 'sent') retryLater(p);
+      this.schedule();
+    }
   }
 
   /** Starting positions through ListOffsets (earliest -2, latest -1), grouped by leader. */
@@ -541,7 +697,7 @@ function fetchBody(config: ResolvedConfig, request: SessionRequest, maxWaitMs: n
       partition: p.partition,
       currentLeaderEpoch: p.currentLeaderEpoch,
       fetchOffset: p.fetchOffset,
-      lastFetchedEpoch: -1,
+      lastFetchedEpoch: p.lastFetchedEpoch,
       logStartOffset: -1n,
       partitionMaxBytes: p.partitionMaxBytes,
     });

@@ -38,6 +38,17 @@ export class PartitionState {
   leaderHint: { leaderId: number; leaderEpoch: number } | undefined;
   /** Not before this time (ms): after a retriable error. */
   backoffUntil = 0;
+  /**
+   * KIP-320. The leader epoch of the last batch fetched (or of the committed offset restored): sent
+   * as a Fetch's lastFetchedEpoch, and the epoch whose end validates the position. -1 when unknown.
+   */
+  lastFetchedEpoch = -1;
+  /** The position waits for OffsetForLeaderEpoch to confirm the leader's log still holds it. */
+  validation: 'none' | 'due' | 'sent' = 'none';
+  /** The validation under way was asked for by OFFSET_OUT_OF_RANGE: no truncation means a reset. */
+  validatingOutOfRange = false;
+  /** The leader epoch (from metadata) the position was last fetched or validated under. */
+  leaderEpochSeen = -1;
   /** An error the application must see (auto.offset.reset=none, authorization). */
   error: Error | undefined;
   /**
@@ -84,6 +95,11 @@ export class PartitionState {
     this.position = offset;
     this.fetchPosition = offset;
     this.ledger.restart(offset, leaderEpoch);
+    // An offset that comes with its epoch (a committed one) is checked against the leader's log
+    // before it is fetched: the log may have been truncated below it since (KIP-320).
+    this.lastFetchedEpoch = leaderEpoch;
+    this.validation = leaderEpoch >= 0 ? 'due' : 'none';
+    this.validatingOutOfRange = false;
     this.reset = null;
     this.generation++;
     this.error = undefined;
@@ -160,6 +176,8 @@ export class PartitionState {
     this.fetchPosition = null;
     this.reset = policy;
     this.ledger.clear();
+    this.lastFetchedEpoch = -1;
+    this.validation = 'none';
     this.generation++;
   }
 }

@@ -191,7 +191,7 @@ export class GroupManager implements MembershipHost {
       const state = new PartitionState(tp.topic, tp.partition, this.options.streamFor(tp.topic, tp.partition));
       const c = committed.get(key);
       if (c) {
-        state.seek(c.offset);
+        state.seek(c.offset, c.leaderEpoch);
         this.lastCommitted.set(key, c.offset);
       } else if (config.autoOffsetReset === 'none') {
         state.error = new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`);

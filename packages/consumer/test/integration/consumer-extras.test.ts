@@ -121,7 +121,11 @@ test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked bef
   let n = 0;
   for await (const batch of within(a, 60_000, '10 records')) {
     n += batch.records.length;
-    if (n >= 10) break;
+    if (n >= 10) {
+      // Finished: leaving the loop without this would give the batch back (not committed).
+      batch.release();
+      break;
+    }
   }
   const b = consumer({ groupId, heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000 });
   await b.subscribe({ topics: [topic] });

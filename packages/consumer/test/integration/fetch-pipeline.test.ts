@@ -41,6 +41,8 @@ async function take<T = KeptRecord>(c: AsyncIterable<ConsumerBatch>, n: number, 
       const next = await Promise.race([it.next(), expired]);
       if (next === 'expired' || next.done) break;
       out.push(...keep(next.value));
+      // Kept (copied) and counted: finished. Left unreleased, the loop's end would give it back.
+      if (out.length >= n) next.value.release();
     }
   } finally {
     clearTimeout(timer);

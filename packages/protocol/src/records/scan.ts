@@ -9,6 +9,8 @@ export interface BatchScan {
   firstOffset: bigint;
   /** lastOffset + 1 of the last whole batch: where the next fetch starts; -1n when there is none. */
   nextOffset: bigint;
+  /** partitionLeaderEpoch of the last whole batch (a Fetch's lastFetchedEpoch, KIP-320); -1 when none. */
+  lastLeaderEpoch: number;
 }
 
 /**
@@ -25,6 +27,7 @@ export function scanRecordBatches(records: Buffer, start = 0, end = records.leng
   let firstOffset = -1n;
   let lastBase = 0n;
   let lastDelta = -1;
+  let lastEpoch = -1;
   let pos = start;
   // baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8 | crc int32 |
   // attributes int16 | lastOffsetDelta int32 | ...
@@ -35,8 +38,9 @@ export function scanRecordBatches(records: Buffer, start = 0, end = records.leng
     if (batches === 0) firstOffset = base;
     lastBase = base;
     lastDelta = records.readInt32BE(pos + 23);
+    lastEpoch = records.readInt32BE(pos + 12);
     batches++;
     pos += LOG_OVERHEAD + batchLength;
   }
-  return { batches, wholeBytes: pos - start, firstOffset, nextOffset: batches === 0 ? -1n : lastBase + BigInt(lastDelta) + 1n };
+  return { batches, wholeBytes: pos - start, firstOffset, nextOffset: batches === 0 ? -1n : lastBase + BigInt(lastDelta) + 1n, lastLeaderEpoch: lastEpoch };
 }
