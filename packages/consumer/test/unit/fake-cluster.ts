@@ -34,6 +34,8 @@ export class FakeCluster {
   fenceStaleEpochs = true;
   private generation = 0;
   private memberSeq = 0;
+  /** KIP-848: the member epoch the fake last gave (0 until a member joins). */
+  memberEpoch = 0;
 
   private constructor(readonly broker: FakeBroker) {}
 
@@ -53,6 +55,7 @@ export class FakeCluster {
     h[ApiKey.Heartbeat] = (req) => ({ body: { throttleTimeMs: 0, errorCode: c.takeError(ApiKey.Heartbeat, req) } });
     h[ApiKey.OffsetFetch] = (req) => c.offsetFetch(req);
     h[ApiKey.OffsetCommit] = (req) => c.offsetCommit(req);
+    h[ApiKey.ConsumerGroupHeartbeat] = (req) => c.consumerGroupHeartbeat(req);
     h[ApiKey.LeaveGroup] = (req) => ({ body: { throttleTimeMs: 0, errorCode: 0, members: ((req.body as Any).members as Any[]).map((m) => ({ memberId: m.memberId, groupInstanceId: null, errorCode: 0 })) } });
     return c;
   }
@@ -258,6 +261,28 @@ export class FakeCluster {
     const code = this.takeError(ApiKey.SyncGroup, req);
     const mine = (body.assignments as Any[]).find((a) => a.memberId === body.memberId);
     return { body: { throttleTimeMs: 0, errorCode: code, protocolType: 'consumer', protocolName: body.protocolName, assignment: code ? Buffer.alloc(0) : (mine?.assignment ?? Buffer.alloc(0)) } };
+  }
+
+  /**
+   * KIP-848 for one member: epoch 0 joins (the epoch goes up and the member gets every partition of
+   * its topics), a leave (epoch -1/-2) is acknowledged, anything else is a plain heartbeat.
+   */
+  private consumerGroupHeartbeat(req: FakeRequest): Reply {
+    const body = req.body as Any;
+    const code = this.takeError(ApiKey.ConsumerGroupHeartbeat, req);
+    const memberId = body.memberId || `member-${++this.memberSeq}`;
+    const answer = (fields: Any) => ({ body: { throttleTimeMs: 0, errorCode: 0, errorMessage: null, memberId, memberEpoch: this.memberEpoch, heartbeatIntervalMs: 100, assignment: null, ...fields } });
+    if (code) return answer({ errorCode: code, memberEpoch: -1 });
+    if (body.memberEpoch < 0) return answer({ memberEpoch: body.memberEpoch });
+    if (body.memberEpoch === 0) {
+      this.memberEpoch++;
+      const topics = (body.subscribedTopicNames as string[] | null) ?? [...this.topics.keys()];
+      return answer({
+        memberEpoch: this.memberEpoch,
+        assignment: { topicPartitions: topics.filter((t) => this.topics.has(t)).map((t) => ({ topicId: this.topics.get(t)!.id, partitions: this.topics.get(t)!.partitions.map((_, i) => i) })) },
+      });
+    }
+    return answer({});
   }
 
   private offsetFetch(req: FakeRequest): Reply {
