@@ -11,7 +11,8 @@ import type { GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats, type PositionChange } from './fetch/fetcher.js';
 import type { LatencySummary } from './fetch/latency.js';
-import { PartitionState, tpKey } from './fetch/partition.js';
+import { PartitionState, tpKey } from './state/partition-state.js';
+import { SubscriptionState } from './state/subscription-state.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
 import { runStreams, type RunOptions } from './run.js';
 import { MessageStream, type StreamOwner } from './streams.js';
@@ -67,6 +68,8 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   readonly metadata: MetadataCache;
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
+  /** Every assigned partition's state: changed only through its methods. */
+  private readonly subscriptions: SubscriptionState;
   private readonly bufferPool: BufferPool;
   private readonly defaultStream: MessageStream;
   /** What the streams see of the consumer (positions, interceptors, the fetcher's wake-up). */
@@ -103,7 +106,9 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       logger: c.logger,
     });
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
+    this.subscriptions = new SubscriptionState(() => this.fetcher.schedule());
     this.fetcher = new Fetcher({
+      subscriptions: this.subscriptions,
       config: c,
       metadata: this.metadata,
       pool: this.pool,
@@ -171,21 +176,14 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     await this.connect();
     const missing = [...new Set([...wanted.values()].map((a) => a.topic))].filter((t) => !this.metadata.topics.get(t)?.partitions.length);
     if (missing.length) await this.metadata.refresh(`assigned topics ${missing.join(', ')}`);
-    for (const key of [...this.fetcher.partitions.keys()]) if (!wanted.has(key)) this.fetcher.remove(key);
+    for (const { key } of [...this.subscriptions.values()]) if (!wanted.has(key)) this.subscriptions.remove(key);
     for (const [key, a] of wanted) {
-      let state = this.fetcher.partitions.get(key);
-      if (!state) state = new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
-      this.start(state, a.offset);
-      this.fetcher.add(state);
+      const state = this.subscriptions.get(key) ?? new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
+      const offset = a.offset ?? this.config.autoOffsetReset;
+      if (offset === 'none') throw new ConfigError(`${a.topic}-${a.partition}: no offset given and auto.offset.reset is none`);
+      this.subscriptions.seek(state, typeof offset === 'string' ? offset : toOffset(offset));
+      this.subscriptions.add(state);
     }
-  }
-
-  private start(state: PartitionState, offset: StartOffset | undefined): void {
-    if (offset === 'earliest' || offset === 'latest') state.requestReset(offset);
-    else if (offset !== undefined) state.seek(toOffset(offset));
-    else if (this.config.autoOffsetReset === 'none') {
-      throw new ConfigError(`${state.topic}-${state.partition}: no offset given and auto.offset.reset is none`);
-    } else state.requestReset(this.config.autoOffsetReset);
   }
 
   /**
@@ -214,7 +212,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
         config: this.config,
         pool: this.pool,
         metadata: this.metadata,
-        fetcher: this.fetcher,
+        subscriptions: this.subscriptions,
         assignors: resolveAssignors(this.config.partitionAssignmentStrategy),
         protocol,
         streamFor: (topic, partition) => this.streamFor(topic, partition),
@@ -300,7 +298,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
 
   /** The partitions assigned now. */
   assignment(): TopicPartition[] {
-    return [...this.fetcher.partitions.values()].map((p) => ({ topic: p.topic, partition: p.partition }));
+    return this.subscriptions.assigned();
   }
 
   /**
@@ -317,7 +315,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       for (const old of this.topicStreams.get(topic) ?? []) old.close();
       this.topicStreams.set(topic, streams);
       out[topic] = streams;
-      for (const state of this.fetcher.partitions.values()) {
+      for (const state of this.subscriptions.values()) {
         if (state.topic === topic) this.moveTo(state, streams[state.partition % n]!);
       }
     }
@@ -364,67 +362,49 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       logger,
       retryBackoffMs,
       retryBackoffMaxMs,
-      backOff: (topic, partition, ms) => {
-        const state = this.fetcher.partitions.get(tpKey(topic, partition));
-        if (!state) return;
-        state.backoffUntil = Date.now() + ms;
-        this.fetcher.schedule();
-      },
+      backOff: (topic, partition, ms) => this.subscriptions.backOff({ topic, partition }, ms),
     });
   }
 
   /** Moves a partition to an offset (or the start or end of its log): the next record comes from there. */
   seek(tp: TopicPartition, offset: StartOffset): void {
-    const state = this.state(tp);
-    state.stream.dropPartition(state.key);
-    if (offset === 'earliest' || offset === 'latest') state.requestReset(offset);
-    else state.seek(toOffset(offset));
-    this.fetcher.schedule();
+    this.subscriptions.seek(this.subscriptions.of(tp), offset === 'earliest' || offset === 'latest' ? offset : toOffset(offset));
   }
 
   /** The offset of the next record the application will get for a partition (null while unknown). */
   position(tp: TopicPartition): bigint | null {
-    return this.state(tp).position;
+    return this.subscriptions.of(tp).position;
   }
 
   /** Stops fetching and delivering these partitions until resume(); what is buffered stays. */
   pause(tps: readonly TopicPartition[]): void {
-    for (const tp of tps) this.state(tp).paused = true;
+    this.subscriptions.pause(tps);
   }
 
   resume(tps: readonly TopicPartition[]): void {
-    for (const tp of tps) {
-      const state = this.state(tp);
-      state.paused = false;
-      state.stream.wake();
-    }
-    this.fetcher.schedule();
+    this.subscriptions.resume(tps);
   }
 
   paused(): TopicPartition[] {
-    return [...this.fetcher.partitions.values()].filter((p) => p.paused).map((p) => ({ topic: p.topic, partition: p.partition }));
+    return this.subscriptions.paused();
   }
 
   /** The partition's high watermark from the last fetch (-1n before one). */
   highWatermark(tp: TopicPartition): bigint {
-    return this.state(tp).highWatermark;
+    return this.subscriptions.of(tp).highWatermark;
   }
 
   metrics(): ConsumerMetrics {
     return {
       ...this.fetcher.stats,
       bufferedBytes: this.fetcher.buffered,
-      assignedPartitions: this.fetcher.partitions.size,
+      assignedPartitions: this.subscriptions.size,
       pool: this.bufferPool.stats,
       fetchLatency: this.fetcher.latency.summary(),
     };
   }
 
-  private state(tp: TopicPartition): PartitionState {
-    const state = this.fetcher.partitions.get(tpKey(tp.topic, tp.partition));
-    if (!state) throw new ConfigError(`${tp.topic}-${tp.partition} is not assigned to this consumer`);
-    return state;
-  }
+
 
   /**
    * Commits what the application finished, leaves the group, stops fetching, ends the streams

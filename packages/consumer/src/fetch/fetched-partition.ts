@@ -1,7 +1,7 @@
 import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type Record as WireRecord } from '@kwire/protocol';
 import { ConsumerBatch, ConsumedRecord, type BatchSettlement, type RecordContext } from '../records.js';
-import type { Delivery } from './delivery-ledger.js';
-import type { PartitionState } from './partition.js';
+import type { Delivery } from '../state/delivery-ledger.js';
+import type { PartitionState } from '../state/partition-state.js';
 
 /**
  * A response frame shared by the partitions it carries: released when the last of them, and the

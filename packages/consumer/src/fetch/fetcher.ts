@@ -22,7 +22,8 @@ import { deserializerFor, type RecordContext } from '../records.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
 import { FetchedPartition, SharedFrame } from './fetched-partition.js';
 import { LatencyWindow } from './latency.js';
-import type { PartitionState } from './partition.js';
+import type { PartitionState } from '../state/partition-state.js';
+import type { SubscriptionState } from '../state/subscription-state.js';
 
 /** Partition errors after which the metadata is stale and the partition waits for a new leader. */
 const REFRESH_METADATA = new Set<number>([
@@ -78,6 +79,7 @@ export interface FetcherOptions {
   logger: Logger;
   /** A position moved without the application asking (a truncation, an out-of-range reset). */
   onPositionChange?: (change: PositionChange) => void;
+  subscriptions: SubscriptionState;
 }
 
 /**
@@ -91,7 +93,8 @@ export interface FetcherOptions {
  * application pulls); only the batch headers are walked on arrival, to move the fetch position.
  */
 export class Fetcher {
-  readonly partitions = new Map<string, PartitionState>();
+  /** The partitions to fetch, owned by the subscription state; the fetcher reads them. */
+  private readonly partitions: SubscriptionState;
   readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0, truncations: 0 };
   /** Send to answer of every Fetch that was answered (fetch-latency-avg/max, percentiles). */
   readonly latency = new LatencyWindow();
@@ -109,29 +112,12 @@ export class Fetcher {
     if (delta < 0) this.schedule();
   };
 
-  constructor(private readonly options: FetcherOptions) {}
+  constructor(private readonly options: FetcherOptions) {
+    this.partitions = options.subscriptions;
+  }
 
   get buffered(): number {
     return this.bufferedBytes;
-  }
-
-  /** Delivered batches the application has not released yet, over every partition. */
-  readonly heldBatches = { count: 0 };
-
-  add(state: PartitionState): void {
-    state.heldBatches = this.heldBatches;
-    this.partitions.set(state.key, state);
-    this.schedule();
-  }
-
-  remove(key: string): PartitionState | undefined {
-    const state = this.partitions.get(key);
-    if (state) {
-      this.partitions.delete(key);
-      state.generation++;
-      state.stream.dropPartition(key);
-    }
-    return state;
   }
 
   /** Runs the fetch loop soon (coalesced: many wake-ups in one tick cost one pass). */

@@ -2,8 +2,8 @@ import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { ConfigError, isKafkaError } from '../errors.js';
 import { settledBy, withDeadline } from '../deadline.js';
-import type { Fetcher } from '../fetch/fetcher.js';
-import { PartitionState, tpKey } from '../fetch/partition.js';
+import type { SubscriptionState } from '../state/subscription-state.js';
+import { PartitionState, tpKey } from '../state/partition-state.js';
 import type { MessageStream } from '../streams.js';
 import type { BrokerPool } from '../connection/index.js';
 import type { Assignor } from './assignors/index.js';
@@ -38,7 +38,7 @@ export interface GroupManagerOptions {
   config: ResolvedConfig;
   pool: BrokerPool;
   metadata: MetadataCache;
-  fetcher: Fetcher;
+  subscriptions: SubscriptionState;
   assignors: readonly Assignor[];
   protocol: 'classic' | 'consumer';
   streamFor(topic: string, partition: number): MessageStream;
@@ -179,7 +179,7 @@ export class GroupManager implements MembershipHost {
   }
 
   async assign(partitions: TopicPartition[], why: string): Promise<void> {
-    const { fetcher, config, metadata } = this.options;
+    const { subscriptions, config, metadata } = this.options;
     metadata.want(new Set(partitions.map((p) => p.topic)));
     if (partitions.some((p) => !metadata.topics.get(p.topic)?.partitions.length)) await metadata.refresh('new partitions assigned');
     const identity = this.membership.identity();
@@ -191,23 +191,24 @@ export class GroupManager implements MembershipHost {
       const state = new PartitionState(tp.topic, tp.partition, this.options.streamFor(tp.topic, tp.partition));
       const c = committed.get(key);
       if (c) {
-        state.seek(c.offset, c.leaderEpoch);
+        // With its leader epoch: the position is checked against the log before fetching (KIP-320).
+        subscriptions.seek(state, c.offset, c.leaderEpoch);
         this.lastCommitted.set(key, c.offset);
       } else if (config.autoOffsetReset === 'none') {
         state.error = new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`);
         state.stream.fail(state.error);
       } else {
-        state.requestReset(config.autoOffsetReset);
+        subscriptions.seek(state, config.autoOffsetReset);
       }
       this.ownedPartitions.set(key, tp);
-      fetcher.add(state);
+      subscriptions.add(state);
     }
     await this.callListener('onPartitionsAssigned', partitions);
   }
 
   async revoke(partitions: TopicPartition[], why: string): Promise<void> {
-    const { fetcher, config } = this.options;
-    const states = partitions.map((tp) => fetcher.partitions.get(tpKey(tp.topic, tp.partition))).filter((s): s is PartitionState => s !== undefined);
+    const { subscriptions, config } = this.options;
+    const states = partitions.map((tp) => subscriptions.get(tpKey(tp.topic, tp.partition))).filter((s): s is PartitionState => s !== undefined);
     // Stop delivering, then let the application finish what it holds (bounded by the rebalance
     // timeout), so that the commit covers every record handed out: no duplicates after a clean
     // rebalance.
@@ -252,7 +253,7 @@ export class GroupManager implements MembershipHost {
     const key = tpKey(tp.topic, tp.partition);
     this.ownedPartitions.delete(key);
     this.lastCommitted.delete(key);
-    this.options.fetcher.remove(key);
+    this.options.subscriptions.remove(key);
   }
 
   private async callListener(name: keyof RebalanceListener, partitions: TopicPartition[]): Promise<void> {
@@ -270,7 +271,7 @@ export class GroupManager implements MembershipHost {
   /** Processed positions of owned partitions that moved since their last commit. */
   private pending(states?: PartitionState[]): OffsetToCommit[] {
     const out: OffsetToCommit[] = [];
-    for (const s of states ?? [...this.options.fetcher.partitions.values()]) {
+    for (const s of states ?? this.options.subscriptions.values()) {
       if (!this.ownedPartitions.has(s.key) || s.processed === null) continue;
       if (this.lastCommitted.get(s.key) === s.processed) continue;
       out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
@@ -320,9 +321,9 @@ export class GroupManager implements MembershipHost {
    * rejoins when the application comes back for more.
    */
   private checkPollInterval(): void {
-    const { config, fetcher } = this.options;
+    const { config, subscriptions } = this.options;
     // Counted consumer-wide: a batch of a partition revoked meanwhile is still in the application's hands.
-    const held = fetcher.heldBatches.count > 0;
+    const held = subscriptions.heldBatches.count > 0;
     const now = Date.now();
     if (held) {
       this.heldSince ??= now;

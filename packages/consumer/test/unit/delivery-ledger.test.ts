@@ -2,7 +2,7 @@
 // records, whatever order batches are released in, partly processed, or given back.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DeliveryLedger } from '../../src/fetch/delivery-ledger.js';
+import { DeliveryLedger } from '../../src/state/delivery-ledger.js';
 
 function ledgerAt(offset: bigint): DeliveryLedger {
   const l = new DeliveryLedger();

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BufferPool, encodeRecordBatch } from '@kwire/protocol';
 import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
-import { PartitionState } from '../../src/fetch/partition.js';
+import { PartitionState } from '../../src/state/partition-state.js';
 import { deserializerFor, type RecordContext } from '../../src/records.js';
 import type { MessageStream } from '../../src/streams.js';
 
