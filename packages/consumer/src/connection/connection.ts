@@ -153,6 +153,8 @@ interface Pending {
   readonly internal: boolean;
   readonly decode: ((frame: Buffer) => unknown) | undefined;
   readonly timeoutMs: number;
+  /** When the request times out (Date.now()): counted from submit, so time held back counts too. */
+  readonly deadline: number;
   timer: NodeJS.Timeout | undefined;
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -566,9 +568,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       } catch (err) {
         return reject(err);
       }
-      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, timer: undefined, resolve, reject };
+      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, deadline: Date.now() + timeoutMs, timer: undefined, resolve, reject };
       if (internal || (this.held.length === 0 && this.canSend())) this.send(p);
       else {
+        // Held back (throttled, re-authenticating): request.timeout.ms runs from now, not from
+        // whenever the hold ends.
+        p.timer = setTimeout(() => this.onHeldTimeout(p), timeoutMs);
         this.held.push(p);
         this.scheduleFlush();
       }
@@ -586,7 +591,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   private send(p: Pending): void {
-    p.timer = setTimeout(() => this.onTimeout(p), p.timeoutMs);
+    clearTimeout(p.timer);
+    p.timer = setTimeout(() => this.onTimeout(p), Math.max(1, p.deadline - Date.now()));
     this.inflight.push(p);
     this.counters.requestsSent++;
     this.lastActivity = Date.now();
@@ -607,6 +613,20 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.throttleTimer = undefined;
       this.flush();
     }, wait);
+  }
+
+  /**
+   * A request that never left the queue: it fails alone (nothing was sent, so the connection's
+   * stream is still in step), saying what held it.
+   */
+  private onHeldTimeout(p: Pending): void {
+    p.timer = undefined;
+    const i = this.held.indexOf(p);
+    if (i < 0) return;
+    this.held.splice(i, 1);
+    const why = this.authHold ? 'while the connection re-authenticated' : `while the broker throttled this client (until ${new Date(this.throttledUntil).toISOString()})`;
+    p.reject(new RequestTimeoutError(`${p.api.name} v${p.version} to ${this.broker} waited ${p.timeoutMs} ms without being sent, ${why}`));
+    if (this._state === 'closing' && this.inflight.length + this.held.length === 0 && !this.authHold) this.finishClose();
   }
 
   private onTimeout(p: Pending): void {
@@ -747,6 +767,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   private throttle(ms: number, p: Pending): void {
+    // A throttle longer than request.timeout.ms would fail every request queued behind it anyway;
+    // and a hostile or broken value (2^31-1 ms) must not stall the connection for weeks.
+    if (ms > this.config.requestTimeoutMs) {
+      this.logger.warn('broker throttle time capped at request.timeout.ms', { broker: this.broker, nodeId: this.nodeId, api: p.api.name, throttleTimeMs: ms, cappedMs: this.config.requestTimeoutMs });
+      ms = this.config.requestTimeoutMs;
+    }
     const until = Date.now() + ms;
     if (until > this.throttledUntil) this.throttledUntil = until;
     this.counters.throttleEvents++;

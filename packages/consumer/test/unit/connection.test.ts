@@ -206,6 +206,34 @@ test('throttleTimeMs > 0 holds the next request back until that time has passed 
   await c.close();
 });
 
+test('a request held back by a throttle times out after requestTimeoutMs from when it was made, alone', async () => {
+  const b = await broker({ handlers: { [Metadata.apiKey]: (req) => ({ body: metadataBody(topicOf(req), topicOf(req) === 'throttled' ? 1_000 : 0) }) } });
+  const c = await connect(b, { requestTimeoutMs: 300 });
+  await c.request(Metadata, { topics: [{ name: 'throttled' }] as never });
+  const started = performance.now();
+  const err = await rejection(c.request(Metadata, { topics: [{ name: 'held' }] as never }));
+  const took = performance.now() - started;
+  assert.ok(err instanceof RequestTimeoutError, String(err));
+  assert.match((err as Error).message, /without being sent, while the broker throttled/);
+  assert.ok(took >= 290 && took < 900, `failed after ${Math.round(took)} ms (requestTimeoutMs 300, throttled 1000)`);
+  assert.is(b.of(Metadata.apiKey).length, 1, 'the held request never reached the broker');
+  assert.is(c.state, 'ready', 'nothing was sent: the connection stays in step and open');
+  await c.close();
+});
+
+test('a throttle time longer than requestTimeoutMs is capped (a hostile 2^31-1 ms cannot stall the connection)', async () => {
+  const b = await broker({ handlers: { [Metadata.apiKey]: (req) => ({ body: metadataBody(topicOf(req), topicOf(req) === 'forever' ? 0x7fffffff : 0) }) } });
+  const c = await connect(b, { requestTimeoutMs: 400 });
+  await c.request(Metadata, { topics: [{ name: 'forever' }] as never });
+  const started = performance.now();
+  // Made after the cap has run out: sent, not held for 24 days.
+  await new Promise((r) => setTimeout(r, 450));
+  const res = await c.request(Metadata, { topics: [{ name: 'later' }] as never });
+  assert.is(res.clusterId, 'later');
+  assert.ok(performance.now() - started < 1_500);
+  await c.close();
+});
+
 test('requestFrame: the throttle time of an undecoded Fetch frame is honoured too', async () => {
   let answeredAt = 0;
   const b = await broker({
