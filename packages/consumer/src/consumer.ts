@@ -227,7 +227,21 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
         isClosed: () => this.closed,
       });
     }
-    this.group.subscribe(subscription, listener);
+    await this.group.subscribe(subscription, listener);
+  }
+
+  /**
+   * Gives up every partition (what was finished is committed, bounded by request.timeout.ms) and
+   * leaves the group. subscribe() again to rejoin.
+   */
+  async unsubscribe(): Promise<void> {
+    await this.group?.unsubscribe();
+  }
+
+  /** Asks the group for a rebalance now; `reason` goes to the coordinator's log (KIP-800). */
+  enforceRebalance(reason = 'the application asked'): void {
+    if (!this.group) throw new ConfigError('enforceRebalance() needs a subscription');
+    this.group.enforceRebalance(reason);
   }
 
   /** Resolves when the group has first given this member its partitions (rejects if the membership fails). */

@@ -61,6 +61,8 @@ export class GroupManager implements MembershipHost {
   /** Settles when this member first has an assignment, whichever protocol it ended up with. */
   readonly ready: Promise<void>;
   private subscription: Subscription | undefined;
+  /** The pattern as Java's subscribe(Pattern) applies it: whole topic names. */
+  private matcher: RegExp | undefined;
   private listener: RebalanceListener | undefined;
   private readonly ownedPartitions = new Map<string, TopicPartition>();
   private autoCommitTimer: NodeJS.Timeout | undefined;
@@ -93,12 +95,14 @@ export class GroupManager implements MembershipHost {
         : new ClassicMembership({ config, metadata, coordinator: this.coordinator, assignors: options.assignors, host: this }),
     );
     metadata.onChange((change) => {
-      if (!this.subscription) return;
+      // Before the membership starts (subscribe() loading metadata) the first join will see it all.
+      if (!this.subscription || !this.started) return;
       // Rebalance triggers from metadata: a new topic matching the pattern, a subscribed topic
       // that gained partitions (or vanished).
       const subscribed = new Set(this.subscribedTopics());
       const grown = change.resized.filter((t) => subscribed.has(t));
-      const matched = 'pattern' in this.subscription ? change.added.filter((t) => subscribed.has(t)) : [];
+      // A topic the pattern now matches, or a subscribed topic that did not exist until now.
+      const matched = change.added.filter((t) => subscribed.has(t));
       const gone = change.removed.filter((t) => this.knownTopics.has(t));
       if (grown.length || matched.length || gone.length) {
         const why = [grown.length && `partitions added to ${grown.join(', ')}`, matched.length && `new topics match the pattern: ${matched.join(', ')}`, gone.length && `topics deleted: ${gone.join(', ')}`].filter(Boolean).join('; ');
@@ -133,17 +137,27 @@ export class GroupManager implements MembershipHost {
     return true;
   }
 
-  subscribe(subscription: Subscription, listener?: RebalanceListener): void {
-    this.subscription = subscription;
-    this.listener = listener;
+  /**
+   * Starts (or changes) the subscription. A pattern first loads every topic's metadata, so that the
+   * first join already names the topics it matches.
+   */
+  async subscribe(subscription: Subscription, listener?: RebalanceListener): Promise<void> {
     const { metadata, config } = this.options;
+    let matcher: RegExp | undefined;
     if ('pattern' in subscription) {
+      matcher = wholeNameMatcher(subscription.pattern);
       metadata.setInterest([], true);
     } else {
       if (!subscription.topics.length) throw new ConfigError('subscribe: no topics');
       metadata.setInterest(subscription.topics);
     }
+    this.subscription = subscription;
+    this.matcher = matcher;
+    this.listener = listener;
+    if (matcher) await metadata.refresh('pattern subscription: every topic, to match against');
+    else if ('topics' in subscription && subscription.topics.some((t) => !metadata.topics.get(t)?.partitions.length)) await metadata.refresh('subscribed topics');
     this.knownTopics = new Set(this.subscribedTopics());
+    this.reportMissing();
     if (!this.started) {
       this.started = true;
       this.membership.start();
@@ -151,11 +165,52 @@ export class GroupManager implements MembershipHost {
         this.autoCommitTimer = setInterval(() => void this.autoCommit(), config.autoCommitIntervalMs);
         this.autoCommitTimer.unref();
       }
-      this.pollTimer = setInterval(() => this.checkPollInterval(), Math.min(1_000, Math.max(50, config.maxPollIntervalMs / 10)));
+      this.pollTimer = setInterval(() => this.tick(), Math.min(1_000, Math.max(50, config.maxPollIntervalMs / 10)));
       this.pollTimer.unref();
     } else {
       this.membership.rejoin('the subscription changed');
     }
+  }
+
+  /**
+   * Gives up every partition (committing what was finished, bounded by request.timeout.ms) and
+   * leaves the group; subscribe() again to come back.
+   */
+  async unsubscribe(): Promise<void> {
+    if (!this.subscription) return;
+    this.subscription = undefined;
+    this.matcher = undefined;
+    this.options.metadata.setInterest([]);
+    this.unsubscribing = true;
+    try {
+      await this.membership.leave('the consumer unsubscribed', Date.now() + this.options.config.requestTimeoutMs);
+    } finally {
+      this.unsubscribing = false;
+    }
+  }
+
+  private unsubscribing = false;
+
+  /** A rebalance now, with a reason the coordinator logs (Java's enforceRebalance). */
+  enforceRebalance(reason: string): void {
+    if (!this.subscription) throw new ConfigError('enforceRebalance() needs a subscription');
+    this.membership.rejoin(`enforced by the application: ${reason}`);
+  }
+
+  /** Subscribed topics the cluster does not have (yet): waited for, as Java does, with a debug line. */
+  private reportMissing(): void {
+    const s = this.subscription;
+    if (!s || !('topics' in s)) return;
+    const { metadata, config } = this.options;
+    const missing = s.topics.filter((t) => !metadata.topics.get(t)?.partitions.length);
+    if (missing.length === 0) return;
+    config.logger.debug('subscribed topics do not exist yet: waiting for them', { topics: missing });
+    metadata.requestUpdate(`subscribed topics missing: ${missing.join(', ')}`);
+  }
+
+  private tick(): void {
+    this.checkPollInterval();
+    this.reportMissing();
   }
 
   // ---------------------------------------------------------------- MembershipHost
@@ -164,13 +219,14 @@ export class GroupManager implements MembershipHost {
     const s = this.subscription;
     if (!s) return [];
     if ('topics' in s) return [...s.topics];
-    const re = typeof s.pattern === 'string' ? new RegExp(s.pattern) : s.pattern;
+    const re = this.matcher!;
     return [...this.options.metadata.topics.values()].filter((t) => t.errorCode === 0 && !t.isInternal && re.test(t.name)).map((t) => t.name);
   }
 
   subscribedPattern(): string | null {
     const s = this.subscription;
     if (!s || !('pattern' in s)) return null;
+    // KIP-848's SubscribedTopicRegex is matched by the broker (RE2/J, whole names).
     return typeof s.pattern === 'string' ? s.pattern : s.pattern.source;
   }
 
@@ -216,7 +272,8 @@ export class GroupManager implements MembershipHost {
     // After max.poll.interval.ms was exceeded the application is stuck, and on close() it may be
     // the very caller holding a batch (close() from inside its loop): do not wait for it then. What
     // it holds is not committed (at least once).
-    const wait = this.exceeded || this.closing ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
+    // So is unsubscribe(), called by the application, perhaps with a batch in its hands.
+    const wait = this.exceeded || this.closing || this.unsubscribing ? 0 : Math.max(1_000, config.maxPollIntervalMs - 1_000);
     await Promise.all(states.map((s) => s.whenReleased(wait)));
     await this.callListener('onPartitionsRevoked', partitions);
     if (config.enableAutoCommit) {
@@ -367,5 +424,20 @@ export class GroupManager implements MembershipHost {
   /** Finished offsets of owned partitions not committed yet (what a close cut short leaves behind). */
   uncommitted(): OffsetToCommit[] {
     return this.pending();
+  }
+}
+
+/**
+ * A subscription pattern as Java's subscribe(Pattern) matches: the whole topic name
+ * (Matcher.matches()), so `t.*c` takes `tc` and `txyc`, not `txycz` or `atc`. The g and y flags,
+ * which would make test() remember where it stopped, are dropped; i, m, s, u, v stay.
+ */
+export function wholeNameMatcher(pattern: RegExp | string): RegExp {
+  const source = typeof pattern === 'string' ? pattern : pattern.source;
+  const flags = typeof pattern === 'string' ? '' : pattern.flags.replace(/[gyd]/g, '');
+  try {
+    return new RegExp(`^(?:${source})$`, flags);
+  } catch (err) {
+    throw new ConfigError(`subscribe: pattern ${JSON.stringify(source)} is not a valid regular expression: ${(err as Error).message}`);
   }
 }

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, startKafka, type KafkaCluster } from '@kwire/broker';
+import { startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer, type Consumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 import { until, within } from './waits.js';
@@ -45,7 +45,7 @@ function member(groupId: string, extra: Record<string, unknown> = {}): Consumer 
 
 test('a member whose heartbeats cannot get through for session.timeout.ms loses its partitions, then rejoins', async () => {
   const topic = `zombie-${run}`;
-  await createTopic(cluster, { topic, partitions: 2 });
+  await producer.createTopics([topic], 2);
   await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: `a${i}` })));
   const c = member(`zombie-${run}`);
   await c.subscribe({ topics: [topic] });
@@ -75,7 +75,7 @@ test('a member whose heartbeats cannot get through for session.timeout.ms loses 
 
 test('close() with the cluster gone resolves within its timeout and reports what was not committed', async () => {
   const topic = `gone-${run}`;
-  await createTopic(cluster, { topic, partitions: 1 });
+  await producer.createTopics([topic]);
   await producer.send(topic, 0, Array.from({ length: 50 }, (_, i) => ({ value: `b${i}` })));
   // No auto-commit before the kill: the commit on close is the one that cannot happen.
   const c = member(`gone-${run}`, { autoCommitIntervalMs: 600_000 });

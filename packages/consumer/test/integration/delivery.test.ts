@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
+import { describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 import { within } from './waits.js';
@@ -28,7 +28,7 @@ test.after(async () => {
 /** A one-partition topic of RECORDS records in batches of 500 (as the issue's measurement). */
 async function topicWithRecords(name: string): Promise<string> {
   const topic = `${name}-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
+  await producer.createTopics([topic]);
   const records = Array.from({ length: RECORDS }, (_, i) => ({ key: null, value: `v${i}` }));
   await producer.send(topic, 0, records, { batchSize: 500 });
   return topic;

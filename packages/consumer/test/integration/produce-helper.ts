@@ -1,7 +1,7 @@
 // A small producer for tests, on kwire's own codec: Produce requests carrying batches built by
 // encodeRecordBatch, sent to each partition's leader. No Java, so tests can write exactly the
 // records they need (keys, nulls, headers, timestamps) and know every byte of them.
-import { encodeRecordBatch, Metadata, Produce, ZERO_UUID, type CompressionType, type RecordInput } from '@kwire/protocol';
+import { CreateTopics, encodeRecordBatch, Metadata, Produce, ZERO_UUID, type CompressionType, type RecordInput } from '@kwire/protocol';
 import { BrokerPool } from '../../src/index.js';
 
 export interface ProduceOptions {
@@ -56,6 +56,24 @@ export class TestProducer {
       if (first < 0n) first = r.baseOffset;
     }
     return first;
+  }
+
+  /**
+   * Creates topics with a CreateTopics request of kwire's codec (a JVM per TopicCommand costs
+   * seconds; this costs milliseconds), replication factor 1, and waits until each partition has a
+   * leader.
+   */
+  async createTopics(names: readonly string[], partitions = 1): Promise<void> {
+    const conn = await this.pool.bootstrap();
+    const res = await conn.request(CreateTopics, { topics: names.map((name) => ({ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] })), timeoutMs: 30_000, validateOnly: false });
+    for (const t of res.topics) if (t.errorCode !== 0) throw new Error(`CreateTopics ${t.name}: error ${t.errorCode} ${t.errorMessage ?? ''}`);
+    for (let attempt = 0; ; attempt++) {
+      const md = await conn.request(Metadata, { topics: names.map((name) => ({ topicId: ZERO_UUID, name })), allowAutoTopicCreation: false });
+      const ready = md.topics.every((t) => t.errorCode === 0 && t.partitions.length === partitions && t.partitions.every((p) => p.leaderId >= 0));
+      if (ready) return;
+      if (attempt > 150) throw new Error(`topics ${names.join(', ')} have no leaders after 30 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 
   close(): Promise<void> {
