@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { MetadataCache } from './cluster/metadata.js';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
 import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
 import { BrokerResponseError, ClosedError, ConfigError } from './errors.js';
@@ -11,7 +12,7 @@ import type { GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats, type PositionChange } from './fetch/fetcher.js';
 import type { LatencySummary } from './fetch/latency.js';
-import { PartitionState, tpKey } from './state/partition-state.js';
+import { PartitionState, tpKey, type ResetTarget } from './state/partition-state.js';
 import { SubscriptionState } from './state/subscription-state.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
 import { runStreams, type RunOptions } from './run.js';
@@ -24,8 +25,12 @@ export interface TopicPartition {
   partition: number;
 }
 
-/** Where a partition starts: an offset, the start or end of the log, or auto.offset.reset when left out. */
-export type StartOffset = bigint | number | 'earliest' | 'latest';
+/**
+ * Where a partition starts: an offset, the start or end of the log, the first record at or after a
+ * time (ms since the epoch; the end of the log when none is that late), or auto.offset.reset when
+ * left out.
+ */
+export type StartOffset = bigint | number | 'earliest' | 'latest' | { timestamp: number | bigint };
 
 export interface PartitionAssignment extends TopicPartition {
   offset?: StartOffset;
@@ -181,7 +186,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       const state = this.subscriptions.get(key) ?? new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
       const offset = a.offset ?? this.config.autoOffsetReset;
       if (offset === 'none') throw new ConfigError(`${a.topic}-${a.partition}: no offset given and auto.offset.reset is none`);
-      this.subscriptions.seek(state, typeof offset === 'string' ? offset : toOffset(offset));
+      this.subscriptions.seek(state, startTarget(offset));
       this.subscriptions.add(state);
     }
   }
@@ -382,7 +387,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
 
   /** Moves a partition to an offset (or the start or end of its log): the next record comes from there. */
   seek(tp: TopicPartition, offset: StartOffset): void {
-    this.subscriptions.seek(this.subscriptions.of(tp), offset === 'earliest' || offset === 'latest' ? offset : toOffset(offset));
+    this.subscriptions.seek(this.subscriptions.of(tp), startTarget(offset));
   }
 
   /** The offset of the next record the application will get for a partition (null while unknown). */
@@ -406,6 +411,42 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   /** The partition's high watermark from the last fetch (-1n before one). */
   highWatermark(tp: TopicPartition): bigint {
     return this.subscriptions.of(tp).highWatermark;
+  }
+
+  /**
+   * The earliest offset of each partition whose record's timestamp is at or after the given time
+   * (Java's offsetsForTimes), null where no record is that late. Keys are the objects given.
+   */
+  async offsetsForTimes(times: ReadonlyMap<TopicPartition, number | bigint>, options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
+    const wanted = [...times].map(([tp, t]) => ({ tp, timestamp: toTimestamp(t) }));
+    return this.lookUp(wanted, options.timeoutMs);
+  }
+
+  /** The first offset of each partition (its log start). Keys are the objects given. */
+  async beginningOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
+    const found = await this.lookUp(tps.map((tp) => ({ tp, timestamp: EARLIEST_TIMESTAMP })), options.timeoutMs);
+    return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
+  }
+
+  /**
+   * The end of each partition: the offset the next record will take (the high watermark), or under
+   * read_committed the last stable offset. Keys are the objects given.
+   */
+  async endOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
+    const found = await this.lookUp(tps.map((tp) => ({ tp, timestamp: LATEST_TIMESTAMP })), options.timeoutMs);
+    return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
+  }
+
+  private async lookUp(wanted: { tp: TopicPartition; timestamp: bigint }[], timeoutMs = 60_000): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
+    if (this.closed) throw new ClosedError('the consumer');
+    for (const { tp } of wanted) {
+      if (typeof tp?.topic !== 'string' || !Number.isInteger(tp.partition) || tp.partition < 0) throw new ConfigError(`${JSON.stringify(tp)} is not { topic, partition }`);
+    }
+    await this.connect();
+    const byKey = new Map(wanted.map((w) => [tpKey(w.tp.topic, w.tp.partition), w]));
+    const { isolationLevel, retryBackoffMs, logger } = this.config;
+    const found = await lookUpOffsets({ metadata: this.metadata, pool: this.pool, isolationLevel, retryBackoffMs, logger }, byKey, Date.now() + timeoutMs);
+    return new Map(wanted.map((w) => [w.tp, found.get(tpKey(w.tp.topic, w.tp.partition)) ?? null]));
   }
 
   metrics(): ConsumerMetrics {
@@ -472,6 +513,18 @@ export interface CloseResult extends GroupCloseReport {
   durationMs: number;
   /** Something was still pending at the deadline and was cut off (connections destroyed). */
   timedOut: boolean;
+}
+
+function startTarget(offset: StartOffset): bigint | ResetTarget {
+  if (offset === 'earliest' || offset === 'latest') return offset;
+  if (typeof offset === 'object' && offset !== null) return { timestamp: toTimestamp(offset.timestamp) };
+  return toOffset(offset);
+}
+
+function toTimestamp(t: unknown): bigint {
+  if (typeof t === 'bigint' && t >= 0n) return t;
+  if (typeof t === 'number' && Number.isSafeInteger(t) && t >= 0) return BigInt(t);
+  throw new ConfigError(`timestamp ${String(t)} is not a non-negative integer of milliseconds since the epoch`);
 }
 
 function toOffset(offset: bigint | number): bigint {

@@ -2,6 +2,7 @@
 export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
 export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
+export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
 export type { CloseResult } from './consumer.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
 export type { GroupCloseReport } from './group/group-manager.js';

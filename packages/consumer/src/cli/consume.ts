@@ -1,7 +1,7 @@
 // kwire consume: read records and print them, from partitions or as a group member.
 import { isUtf8 } from 'node:buffer';
 import { parseArgs } from 'node:util';
-import { createConsumer, type Consumer, type ConsumedRecord, type Logger } from '../index.js';
+import { createConsumer, type Consumer, type ConsumedRecord, type Logger, type StartOffset } from '../index.js';
 import { consoleLogger } from '../logger.js';
 
 const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2 ...] | --pattern REGEX) [options]
@@ -9,7 +9,11 @@ const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2
   --bootstrap HOST:PORT[,...]   brokers to start from (bootstrap.servers)
   --topic T                     a topic to read (repeatable)
   --partition N                 only this partition of each topic (repeatable; not with --group)
-  --from earliest|latest        where to start without a committed offset (default latest)
+  --from earliest|latest|OFFSET|@TIMESTAMP_MS
+                                where to start: the start or end of each partition (with --group:
+                                where a partition without a committed offset starts; default
+                                latest), an offset, or the first record at or after a time in ms
+                                since the epoch (OFFSET and @TIMESTAMP_MS read without a group)
   --max-records N               stop after N records
   --idle-exit-ms MS             stop after MS without a record
   --format json|value|none      json: one object per line {topic, partition, offset, timestamp,
@@ -102,7 +106,12 @@ export async function run(argv: string[]): Promise<number> {
     const format = values.format ?? 'json';
     if (!['json', 'value', 'none'].includes(format)) fail(`--format must be json, value or none, not ${values.format}`);
     const from = values.from ?? 'latest';
-    if (from !== 'earliest' && from !== 'latest') fail(`--from must be earliest or latest, not ${values.from}`);
+    let start: StartOffset;
+    if (from === 'earliest' || from === 'latest') start = from;
+    else if (/^\d+$/.test(from)) start = BigInt(from);
+    else if (/^@\d+$/.test(from)) start = { timestamp: BigInt(from.slice(1)) };
+    else fail(`--from must be earliest, latest, an offset or @TIMESTAMP_MS, not ${values.from}`);
+    if (typeof start !== 'string' && values.group) fail('--from OFFSET and --from @TIMESTAMP_MS read without a group: the group starts from its committed offsets');
     const max = values['max-records'] === undefined ? Infinity : Number(values['max-records']);
     if (!(max > 0)) fail('--max-records must be a positive number');
     const idle = values['idle-exit-ms'] === undefined ? Infinity : Number(values['idle-exit-ms']);
@@ -113,7 +122,7 @@ export async function run(argv: string[]): Promise<number> {
     consumer = createConsumer({
       bootstrapServers: values.bootstrap,
       clientId: 'kwire-consume',
-      autoOffsetReset: from,
+      autoOffsetReset: typeof start === 'string' ? start : 'latest',
       ...(values.isolation ? { isolationLevel: values.isolation } : {}),
       ...(values.group ? { groupId: values.group } : {}),
       ...(values.assignor ? { partitionAssignmentStrategy: values.assignor } : {}),
@@ -127,14 +136,14 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       const partitions = values.partition?.map(Number);
       if (partitions?.some((p) => !Number.isInteger(p) || p < 0)) fail('--partition must be a partition number');
-      const assignment: { topic: string; partition: number }[] = [];
+      const assignment: { topic: string; partition: number; offset: StartOffset }[] = [];
       for (const topic of topics) {
         const existing = await consumer.partitionsFor(topic).catch((err: Error) => {
           throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);
         });
         for (const p of partitions ?? existing) {
           if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p}`);
-          assignment.push({ topic, partition: p });
+          assignment.push({ topic, partition: p, offset: start });
         }
       }
       await consumer.assign(assignment);

@@ -619,7 +619,7 @@ export class Fetcher {
           partitions: list.map((p) => ({
             partitionIndex: p.partition,
             currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1,
-            timestamp: p.reset === 'earliest' ? -2n : -1n,
+            timestamp: p.reset === 'earliest' ? -2n : p.reset === 'latest' || p.reset === null ? -1n : p.reset.timestamp,
           })),
         })),
         timeoutMs: config.requestTimeoutMs,
@@ -636,7 +636,13 @@ export class Fetcher {
             state.backoffUntil = Date.now() + config.retryBackoffMs;
             continue;
           }
-          logger.debug('offset reset', { topic: t.name, partition: r.partitionIndex, to: state.reset, offset: r.offset.toString() });
+          if (r.offset < 0n) {
+            // No record at or after that time: the end of the log, as Java's offsetsForTimes users do.
+            logger.debug('no record at or after the time sought: going to the end', { topic: t.name, partition: r.partitionIndex });
+            state.requestReset('latest');
+            continue;
+          }
+          logger.debug('offset reset', { topic: t.name, partition: r.partitionIndex, to: typeof state.reset === 'object' ? `time ${state.reset.timestamp}` : state.reset, offset: r.offset.toString() });
           state.seek(r.offset);
         }
       }

@@ -1,6 +1,9 @@
 import type { MessageStream } from '../streams.js';
 import { DeliveryLedger, type Delivery } from './delivery-ledger.js';
 
+/** Where a reset goes: the start or end of the log, or the first record at or after a time. */
+export type ResetTarget = 'earliest' | 'latest' | { timestamp: bigint };
+
 export function tpKey(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
@@ -18,8 +21,11 @@ export class PartitionState {
   readonly key: string;
   position: bigint | null = null;
   fetchPosition: bigint | null = null;
-  /** A reset asked for (auto.offset.reset or an explicit seek to the start or end). */
-  reset: 'earliest' | 'latest' | null = null;
+  /**
+   * A reset asked for (auto.offset.reset, or an explicit seek to the start or end), or a seek to
+   * the first record at or after a time (ms; the end of the log when there is none).
+   */
+  reset: ResetTarget | null = null;
   /** Bumped on every seek or reset: answers to fetches sent before are dropped. */
   generation = 0;
   paused = false;
@@ -171,7 +177,7 @@ export class PartitionState {
     });
   }
 
-  requestReset(policy: 'earliest' | 'latest'): void {
+  requestReset(policy: ResetTarget): void {
     this.position = null;
     this.fetchPosition = null;
     this.reset = policy;

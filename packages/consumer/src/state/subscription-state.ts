@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { PartitionState, tpKey } from './partition-state.js';
+import { PartitionState, tpKey, type ResetTarget } from './partition-state.js';
 
 export interface TopicPartition {
   topic: string;
@@ -70,12 +70,13 @@ export class SubscriptionState {
 
   /**
    * The next record of a partition comes from `offset` (with the leader epoch it came with, when
-   * known: the position is then validated, KIP-320), or from the start or end of its log.
+   * known: the position is then validated, KIP-320), from the start or end of its log, or from the
+   * first record at or after a time.
    */
-  seek(state: PartitionState, offset: bigint | 'earliest' | 'latest', leaderEpoch = -1): void {
+  seek(state: PartitionState, offset: bigint | ResetTarget, leaderEpoch = -1): void {
     state.stream.dropPartition(state.key);
-    if (offset === 'earliest' || offset === 'latest') state.requestReset(offset);
-    else state.seek(offset, leaderEpoch);
+    if (typeof offset === 'bigint') state.seek(offset, leaderEpoch);
+    else state.requestReset(offset);
     this.changed();
   }
 

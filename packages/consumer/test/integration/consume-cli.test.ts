@@ -52,6 +52,19 @@ test('--format json: one object per line, keys and values as text or base64, off
   assert.match(stderr, /kwire consume: 3 records, \d+ value bytes, [\d.]+ s, \d+ records\/s/);
 });
 
+test('--from OFFSET and --from @TIMESTAMP_MS; a bad --from is a usage error', async () => {
+  const byOffset = await kwire('--topic', topic, '--partition', '0', '--from', '1', '--max-records', '1');
+  assert.is(byOffset.code, 0, byOffset.stderr);
+  assert.is(JSON.parse(byOffset.stdout.trim()).offset, '1');
+  // Record 0 has timestamp 1_700_000_000_000; the other two were written now.
+  const byTime = await kwire('--topic', topic, '--partition', '0', '--from', '@1700000000001', '--max-records', '1');
+  assert.is(byTime.code, 0, byTime.stderr);
+  assert.is(JSON.parse(byTime.stdout.trim()).offset, '1', 'the first record at or after the time');
+  const bad = await kwire('--topic', topic, '--from', 'yesterday');
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /--from must be earliest, latest, an offset or @TIMESTAMP_MS/);
+});
+
 test('--format value and none; --idle-exit-ms ends a run that reached the end', async () => {
   const v = await kwire('--topic', topic, '--partition', '1', '--from', 'earliest', '--format', 'value', '--idle-exit-ms', '4000');
   assert.is(v.code, 0, v.stderr);
