@@ -126,6 +126,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       yieldIntervalMs: c.yieldIntervalMs,
       delivered: (batch) => this.intercepted(batch),
       drained: () => this.fetcher.schedule(),
+      mayDeliver: () => this.group?.mayDeliver() ?? true,
     };
     this.defaultStream = new MessageStream(this.streamOwner, undefined, 0);
     this.metadata.onChange(() => this.fetcher.schedule());

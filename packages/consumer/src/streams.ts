@@ -12,7 +12,12 @@ export interface StreamOwner {
   delivered(batch: ConsumerBatch): ConsumerBatch;
   /** The stream drained data: partitions may be fetchable again. */
   drained(): void;
+  /** False while nothing may be delivered (a group member whose session lapsed). */
+  mayDeliver(): boolean;
 }
+
+/** How often a stream held back by mayDeliver() looks again. */
+const HELD_RECHECK_MS = 50;
 
 /**
  * A message stream, in the old high-level consumer's sense: an async iterable of batches with its
@@ -125,6 +130,10 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
 
   /** A batch from the first partition with data that is not paused, or null. */
   private poll(): ConsumerBatch | null {
+    if (this.queue.length > 0 && !this.owner.mayDeliver()) {
+      setTimeout(() => this.wake(), HELD_RECHECK_MS).unref();
+      return null;
+    }
     let drained = false;
     try {
       for (let i = 0; i < this.queue.length; ) {

@@ -93,7 +93,12 @@ export class ClassicMembership extends MembershipLifecycle {
       try {
         this.options.host.event('rebalance', { why, memberId: this.memberId, generationId: this.generationId });
         this.log.info('joining group', { groupId: this.groupId, why });
-        await this.joinAndSync(why);
+        this.joining = true;
+        try {
+          await this.joinAndSync(why);
+        } finally {
+          this.joining = false;
+        }
         why = await this.heartbeatUntilRejoin();
       } catch (err) {
         if (this.stopped) return;
@@ -241,6 +246,8 @@ export class ClassicMembership extends MembershipLifecycle {
     if (sync.protocolName !== null && sync.protocolName !== this.protocolName) {
       this.fatal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `SyncGroup answered protocol ${sync.protocolName}, joined with ${this.protocolName}`);
     }
+    // SyncGroup answered: the session is alive (heartbeats resume right after the assignment).
+    this.lastHeartbeatOk = Date.now();
     // An empty assignment (a member the leader left out) means no partitions.
     const assigned = decodeAssignment(sync.assignment).partitions;
     this.lastAssignment = { partitions: assigned, generationId: this.generationId };
@@ -308,8 +315,9 @@ export class ClassicMembership extends MembershipLifecycle {
    */
   private async heartbeatUntilRejoin(): Promise<string> {
     const { config, coordinator, host } = this.options;
-    let lastOk = Date.now();
+    this.lastHeartbeatOk = Date.now();
     for (;;) {
+      const lastOk = this.lastHeartbeatOk;
       if (this.pendingRejoin !== undefined) {
         const why = this.pendingRejoin;
         this.pendingRejoin = undefined;
@@ -337,7 +345,7 @@ export class ClassicMembership extends MembershipLifecycle {
       }
       const code = res.errorCode;
       if (code === 0) {
-        lastOk = Date.now();
+        this.lastHeartbeatOk = Date.now();
         continue;
       }
       if (code === ErrorCode.REBALANCE_IN_PROGRESS) return 'the group is rebalancing (heartbeat answered REBALANCE_IN_PROGRESS)';

@@ -234,6 +234,11 @@ export class GroupManager implements MembershipHost {
     return [...this.ownedPartitions.values()];
   }
 
+  /** Whether records of owned partitions may be delivered now: not while the session has lapsed (no zombie). */
+  mayDeliver(): boolean {
+    return this.ownedPartitions.size === 0 || !this.membership.sessionLapsed();
+  }
+
   async assign(partitions: TopicPartition[], why: string): Promise<void> {
     const { subscriptions, config, metadata } = this.options;
     metadata.want(new Set(partitions.map((p) => p.topic)));

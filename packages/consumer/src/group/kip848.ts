@@ -49,8 +49,6 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
   private intervalMs: number;
   /** The next heartbeat carries the full state (joining, after an error, a subscription change). */
   private full = true;
-  /** When a heartbeat last succeeded (or the member last started trying): the client-side session. */
-  private lastOk = Date.now();
   private lastReported = '';
   private pendingWhy: string | undefined;
   private target: { topicId: string; partitions: number[] }[] | undefined;
@@ -75,11 +73,11 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
 
   protected async run(): Promise<void> {
     const { config, coordinator, host } = this.options;
-    this.lastOk = Date.now();
+    this.lastHeartbeatOk = Date.now();
     while (!this.stopped) {
       if (this.left) {
         await this.sleeper.untilWoken();
-        this.lastOk = Date.now();
+        this.lastHeartbeatOk = Date.now();
         continue;
       }
       if (this.pendingWhy) {
@@ -88,7 +86,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
         this.pendingWhy = undefined;
       }
       let wait = this.intervalMs;
-      const sessionEnds = this.lastOk + config.sessionTimeoutMs;
+      const sessionEnds = this.lastHeartbeatOk + config.sessionTimeoutMs;
       try {
         const code = await this.heartbeat(sessionEnds);
         if (code !== 0) wait = config.retryBackoffMs;
@@ -123,11 +121,11 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
   private async sessionExpired(): Promise<void> {
     const { config, host } = this.options;
     const lost = host.owned();
-    const why = `no heartbeat succeeded for ${Date.now() - this.lastOk} ms (session.timeout.ms ${config.sessionTimeoutMs})`;
+    const why = `no heartbeat succeeded for ${Date.now() - this.lastHeartbeatOk} ms (session.timeout.ms ${config.sessionTimeoutMs})`;
     this.log.warn('group session expired on the client side: partitions lost', { groupId: config.groupId, memberId: this.memberId, why });
     this.memberEpoch = 0;
     this.target = undefined;
-    this.lastOk = Date.now();
+    this.lastHeartbeatOk = Date.now();
     if (lost.length) await host.lose(lost, why);
     this.pendingWhy = `rejoining after ${why}`;
   }
@@ -163,7 +161,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     }), deadline, 'ConsumerGroupHeartbeat');
     const code = res.errorCode;
     if (code === 0) {
-      this.lastOk = Date.now();
+      this.lastHeartbeatOk = Date.now();
       const wasJoining = this.memberEpoch === 0;
       if (res.memberId) {
         this.memberId = res.memberId;

@@ -69,6 +69,12 @@ export interface Membership {
   /** Stop for good (close), within `deadline` as leave(). */
   stop(why: string, deadline?: number): Promise<boolean>;
   identity(): GroupIdentity | undefined;
+  /**
+   * No heartbeat has succeeded for session.timeout.ms (and no join is under way): the coordinator
+   * has fenced this member by now, so nothing may be delivered until the loss is processed. Wakes
+   * the membership loop so that it processes it at once.
+   */
+  sessionLapsed(): boolean;
   /** Settles when the member first has its assignment (or the membership fails). */
   readonly ready: Promise<void>;
 }
@@ -87,6 +93,10 @@ export abstract class MembershipLifecycle implements Membership {
   protected resolveReady!: () => void;
   protected rejectReady!: (err: Error) => void;
   readonly ready: Promise<void>;
+  /** When a heartbeat (or join) last succeeded: the client's view of the session. */
+  protected lastHeartbeatOk = Date.now();
+  /** A join is in flight: the coordinator keeps the member while it waits for the rebalance. */
+  protected joining = false;
 
   constructor(
     protected readonly host: MembershipHost,
@@ -111,7 +121,17 @@ export abstract class MembershipLifecycle implements Membership {
   protected abstract announceLeave(why: string, deadline: number): Promise<boolean>;
 
   start(): void {
+    if (this.running === undefined) this.lastHeartbeatOk = Date.now();
     this.running ??= this.run();
+  }
+
+  sessionLapsed(): boolean {
+    if (this.stopped || this.left || this.joining) return false;
+    if (Date.now() - this.lastHeartbeatOk < this.config.sessionTimeoutMs) return false;
+    // A frozen process (a long pause, SIGSTOP) wakes up with data buffered and timers overdue: the
+    // loop must process the expiry before anything more is delivered.
+    this.sleeper.wake();
+    return true;
   }
 
   protected get log(): Logger {

@@ -161,4 +161,26 @@ test('KIP-848: a commit answered STALE_MEMBER_EPOCH is a CommitFailedError and c
   }
 });
 
+for (const groupProtocol of ['classic', 'consumer'] as const) {
+  test(`${groupProtocol}: a process frozen past its session delivers nothing it buffered before losing its partitions`, async () => {
+    const { cluster, c } = await setUp({ groupProtocol, sessionTimeoutMs: 1_500, heartbeatIntervalMs: 300 });
+    try {
+      // 20 records, 10 per batch: the first was taken by setUp, the second is buffered.
+      const order: string[] = [];
+      c.on('lost', () => order.push('lost'));
+      // A freeze (a long pause, SIGSTOP): the event loop does nothing for longer than the session.
+      const until = Date.now() + 2_000;
+      while (Date.now() < until) {
+        // busy: no timer, no socket runs
+      }
+      const it = c[Symbol.asyncIterator]();
+      const next = await within(it.next(), 15_000, 'a batch after the freeze');
+      order.push(`batch from ${(next.value as ConsumerBatch).firstOffset}`);
+      assert.is(order[0], 'lost', `the partitions were lost before anything was delivered: ${order.join(', ')}`);
+    } finally {
+      await tearDown(cluster, c);
+    }
+  });
+}
+
 test.run();
