@@ -7,13 +7,21 @@ import { silentLogger, type Logger } from './logger.js';
  * fetchMaxWaitMs); the dotted Java names are accepted too, so a properties file can be passed as
  * it is. Defaults are the Java client's. See the README for the full mapping.
  */
-export type Deserializer<T = unknown> = 'buffer' | 'string' | 'json' | ((data: Buffer | null, context: DeserializerContext) => T);
+/**
+ * How keys or values are read: the bytes as they are ('buffer'), UTF-8 text ('string'), JSON, or a
+ * function (Java's Deserializer.deserialize(topic, headers, data)), which may be async. JSON and
+ * functions run before a batch is delivered, so that a failure is met with the record's context and
+ * the deserializationErrorPolicy; 'buffer' and 'string' cannot fail and run when read.
+ */
+export type Deserializer<T = unknown> = 'buffer' | 'string' | 'json' | ((data: Buffer | null, context: DeserializerContext) => T | Promise<T>);
 
 export interface DeserializerContext {
   topic: string;
   partition: number;
   /** 'key' or 'value' */
   part: 'key' | 'value';
+  /** The record's headers (views into the batch, valid while it is). */
+  headers: readonly { key: string; value: Buffer | null }[];
 }
 
 export interface ConsumerInterceptor {
@@ -94,6 +102,12 @@ export interface ConsumerConfig {
   retryBackoffMs?: number;
   /** retry.backoff.max.ms (default 1000): the longest of the growing waits before a retry */
   retryBackoffMaxMs?: number;
+  /**
+   * (kwire) What a record whose key or value fails to deserialize leads to: 'stop' (default) pauses
+   * its partition and throws a DeserializationError from the stream, nothing committed past it;
+   * 'skip' leaves it out, emits 'deserialization-error' and goes on.
+   */
+  deserializationErrorPolicy?: 'stop' | 'skip';
   /** metadata.max.age.ms (default 300000) */
   metadataMaxAgeMs?: number;
   /** interceptor.classes, as objects */
@@ -181,6 +195,7 @@ export interface ResolvedConfig {
   reconnectBackoffMaxMs: number;
   retryBackoffMs: number;
   retryBackoffMaxMs: number;
+  deserializationErrorPolicy: 'stop' | 'skip';
   metadataMaxAgeMs: number;
   interceptors: readonly ConsumerInterceptor[];
   ssl: boolean | TlsOptions;
@@ -271,7 +286,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger'].includes(key)) {
+    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy'].includes(key)) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
     }
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
@@ -333,6 +348,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     reconnectBackoffMaxMs: Math.max(reconnectBackoffMs, reconnectBackoffMaxMs),
     retryBackoffMs: integer(config, 'retryBackoffMs', 100, 0),
     retryBackoffMaxMs: integer(config, 'retryBackoffMaxMs', 1_000, 0),
+    deserializationErrorPolicy: oneOf(config, 'deserializationErrorPolicy', ['stop', 'skip'] as const, 'stop'),
     metadataMaxAgeMs: integer(config, 'metadataMaxAgeMs', 300_000, 0),
     interceptors: (config.interceptors as ConsumerInterceptor[] | undefined) ?? [],
     ssl: ssl as boolean | TlsOptions,

@@ -4,7 +4,7 @@ import { MetadataCache } from './cluster/metadata.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
 import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
-import { BrokerResponseError, ClosedError, ConfigError } from './errors.js';
+import { BrokerResponseError, ClosedError, ConfigError, type DeserializationError } from './errors.js';
 import { resolveAssignors } from './group/assignors/index.js';
 import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subscription } from './group/group-manager.js';
 import { remaining, settledBy } from './deadline.js';
@@ -45,6 +45,8 @@ export type ConsumerEvents = { [K in GroupEventName]: [detail: Record<string, un
   error: [err: Error];
   'log-truncation': [change: PositionChange];
   'offset-reset': [change: PositionChange];
+  /** A record skipped under deserializationErrorPolicy 'skip'. */
+  'deserialization-error': [err: DeserializationError];
 };
 
 export interface ConsumerMetrics extends FetcherStats {
@@ -127,6 +129,17 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       delivered: (batch) => this.intercepted(batch),
       drained: () => this.fetcher.schedule(),
       mayDeliver: () => this.group?.mayDeliver() ?? true,
+      deserializationErrorPolicy: c.deserializationErrorPolicy,
+      deserializationFailed: (err, policy) => {
+        const where = { topic: err.topic, partition: err.partition, offset: err.offset.toString(), part: err.part, error: (err.cause as Error)?.message ?? String(err.cause) };
+        if (policy === 'skip') {
+          c.logger.warn('a record that does not deserialize is skipped (deserializationErrorPolicy skip)', where);
+          this.emit('deserialization-error', err);
+          return;
+        }
+        c.logger.warn('a record does not deserialize: its partition is paused (seek past it, then resume)', where);
+        if (this.subscriptions.get(tpKey(err.topic, err.partition))) this.subscriptions.pause([{ topic: err.topic, partition: err.partition }]);
+      },
     };
     this.defaultStream = new MessageStream(this.streamOwner, undefined, 0);
     this.metadata.onChange(() => this.fetcher.schedule());

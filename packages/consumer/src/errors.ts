@@ -16,6 +16,7 @@ export type KafkaErrorCode =
   | 'KWIRE_CLOSED'
   | 'KWIRE_OFFSET_OUT_OF_RANGE'
   | 'KWIRE_LOG_TRUNCATION'
+  | 'KWIRE_DESERIALIZATION'
   | 'KWIRE_CORRUPT_RECORD';
 
 export class KafkaError extends Error {
@@ -145,6 +146,24 @@ export class LogTruncationError extends KafkaError {
     readonly divergentOffset: bigint,
   ) {
     super('KWIRE_LOG_TRUNCATION', `${topic}-${partition}: the log was truncated to ${divergentOffset} below the position ${offset} and auto.offset.reset is none: seek to ${divergentOffset} (or elsewhere) to go on`);
+  }
+}
+
+/**
+ * A record's key or value could not be deserialized. With deserializationErrorPolicy 'stop' (the
+ * default) its partition is paused and nothing is committed past it: seek past the record
+ * (`offset + 1n`) or fix the deserializer, then resume().
+ */
+export class DeserializationError extends KafkaError {
+  override name = 'DeserializationError';
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly offset: bigint,
+    readonly part: 'key' | 'value',
+    cause: unknown,
+  ) {
+    super('KWIRE_DESERIALIZATION', `${topic}-${partition} offset ${offset}: the ${part} does not deserialize: ${(cause as Error)?.message ?? String(cause)}`, { cause });
   }
 }
 

@@ -21,6 +21,7 @@ export {
   CorruptRecordError,
   OffsetOutOfRangeError,
   LogTruncationError,
+  DeserializationError,
   type KafkaErrorCode,
 } from './errors.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';

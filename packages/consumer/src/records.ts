@@ -1,6 +1,6 @@
 import type { Record as WireRecord, RecordHeader } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, DeserializationError } from './errors.js';
 
 /**
  * What the application receives. Records are zero-copy: keys, values and header values are views
@@ -41,13 +41,18 @@ export interface KeptRecord<K = unknown, V = unknown> {
   readonly leaderEpoch: number;
 }
 
-type Deserialize = (data: Buffer | null, topic: string, partition: number, part: 'key' | 'value') => unknown;
+type Deserialize = (data: Buffer | null, topic: string, partition: number, part: 'key' | 'value', headers: readonly RecordHeader[]) => unknown;
 
 export function deserializerFor(d: Deserializer): Deserialize {
   if (d === 'buffer') return (data) => data;
   if (d === 'string') return (data) => (data === null ? null : data.toString('utf8'));
   if (d === 'json') return (data) => (data === null ? null : JSON.parse(data.toString('utf8')));
-  return (data, topic, partition, part) => d(data, { topic, partition, part });
+  return (data, topic, partition, part, headers) => d(data, { topic, partition, part, headers });
+}
+
+/** Whether a deserializer runs before delivery (it can fail, or be async) rather than when read. */
+export function deserializesEarly(d: Deserializer): boolean {
+  return d !== 'buffer' && d !== 'string';
 }
 
 /** Shared by every record of one partition's batches: who they belong to and how to read them. */
@@ -59,6 +64,9 @@ export interface RecordContext {
   readonly keyIsBuffer: boolean;
   readonly valueIsBuffer: boolean;
   readonly valueIsString: boolean;
+  /** Keys, values (or both) are deserialized before delivery: see decode(). */
+  readonly decodeKey: boolean;
+  readonly decodeValue: boolean;
 }
 
 /**
@@ -97,7 +105,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   get key(): K {
     if (this.k === UNSET) {
       const c = this.context;
-      this.k = c.keyIsBuffer ? this.wire.key : c.key(this.wire.key, c.topic, c.partition, 'key');
+      this.k = c.keyIsBuffer ? this.wire.key : this.deserialize('key');
     }
     return this.k as K;
   }
@@ -108,9 +116,61 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       const w = this.wire;
       // Strings straight from the batch bytes, without a Buffer view in between.
       if (c.valueIsString) this.v = w.valueLength < 0 ? null : w.valueString();
-      else this.v = c.valueIsBuffer ? w.value : c.value(w.value, c.topic, c.partition, 'value');
+      else this.v = c.valueIsBuffer ? w.value : this.deserialize('value');
     }
     return this.v as V;
+  }
+
+  /** A deserializer run when the key or value is read (never an unexplained SyntaxError). */
+  private deserialize(part: 'key' | 'value'): unknown {
+    const c = this.context;
+    const w = this.wire;
+    try {
+      const out = (part === 'key' ? c.key : c.value)(part === 'key' ? w.key : w.value, c.topic, c.partition, part, w.headers);
+      if (out instanceof Promise) throw new Error('an async deserializer must run before delivery, not when the record is read');
+      return out;
+    } catch (err) {
+      throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+    }
+  }
+
+  /** This record's key or value must be deserialized before delivery (JSON, a function). */
+  get decodesEarly(): boolean {
+    return this.context.decodeKey || this.context.decodeValue;
+  }
+
+  /**
+   * Runs the deserializers that run before delivery; a promise only when one of them is async.
+   * Throws (or rejects with) a DeserializationError carrying the record's place and the cause.
+   */
+  decode(): Promise<void> | undefined {
+    const c = this.context;
+    const w = this.wire;
+    let pending: Promise<void> | undefined;
+    for (const part of ['key', 'value'] as const) {
+      if (!(part === 'key' ? c.decodeKey : c.decodeValue)) continue;
+      let out: unknown;
+      try {
+        out = (part === 'key' ? c.key : c.value)(part === 'key' ? w.key : w.value, c.topic, c.partition, part, w.headers);
+      } catch (err) {
+        throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+      }
+      if (out instanceof Promise) {
+        const settled = out.then(
+          (v: unknown) => this.set(part, v),
+          (err: unknown) => {
+            throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+          },
+        );
+        pending = pending ? pending.then(() => settled) : settled;
+      } else this.set(part, out);
+    }
+    return pending;
+  }
+
+  private set(part: 'key' | 'value', v: unknown): void {
+    if (part === 'key') this.k = v;
+    else this.v = v;
   }
 
   get headers(): readonly RecordHeader[] {
@@ -147,6 +207,8 @@ export interface BatchSettlement {
   progressed(offset: bigint): void;
   /** The batch is given back with what was not marked processed unfinished: deliver it again. */
   giveBack(): void;
+  /** The batch ends at `offset` after all: what follows is delivered again (later). */
+  cut(offset: bigint): void;
   /** The batch's memory is let go; `finished`: all of it counts as processed. */
   released(finished: boolean): void;
 }
@@ -251,6 +313,18 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     this.release();
   }
 
+  /**
+   * The batch cut before records[index] (which is not delivered with it): a new batch of the
+   * records before it takes this one's place (and its memory); the partition goes on from that
+   * record later. This object must not be used after.
+   */
+  cutBefore(index: number): ConsumerBatch<K, V> {
+    const at = this.records[index]!.offset;
+    this.settlement.cut(at);
+    this.released = true;
+    return new ConsumerBatch(this.topic, this.partition, this.records.slice(0, index), this.highWatermark, this.lastStableOffset, at, this.settlement);
+  }
+
   /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */
   release(): void {
     if (this.released) return;
@@ -275,6 +349,10 @@ export class DerivedSettlement implements BatchSettlement {
   }
   giveBack(): void {
     this.original.giveBack();
+  }
+  cut(offset: bigint): void {
+    // Interceptors run after deserialization, which is what cuts: nothing derived is cut.
+    throw new Error(`a batch changed by an interceptor cannot be cut (at ${offset})`);
   }
   released(finished: boolean): void {
     if (finished) this.original.release();

@@ -1,5 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { CorruptRecordError } from './errors.js';
+import { CorruptRecordError, type DeserializationError } from './errors.js';
+import { decodeBatch } from './deserialize.js';
 import type { FetchedPartition } from './fetch/fetched-partition.js';
 import type { ConsumedRecord, ConsumerBatch } from './records.js';
 
@@ -14,6 +15,9 @@ export interface StreamOwner {
   drained(): void;
   /** False while nothing may be delivered (a group member whose session lapsed). */
   mayDeliver(): boolean;
+  readonly deserializationErrorPolicy: 'stop' | 'skip';
+  /** A record failed to deserialize: 'stop' pauses its partition, 'skip' reports it. */
+  deserializationFailed(err: DeserializationError, policy: 'stop' | 'skip'): void;
 }
 
 /** How often a stream held back by mayDeliver() looks again. */
@@ -112,12 +116,24 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
         throw err;
       }
       if (this.closed) return null;
-      const batch = this.poll();
+      let batch = this.poll();
       if (batch !== null) {
         const now = performance.now();
         if (now - this.lastYield > this.owner.yieldIntervalMs) {
           await yieldToLoop();
           this.lastYield = performance.now();
+        }
+        if (batch.records[0]!.decodesEarly) {
+          const owner = this.owner;
+          const decoded = await decodeBatch(batch, owner.deserializationErrorPolicy, (err) => owner.deserializationFailed(err, 'skip'));
+          if (decoded.failure) {
+            owner.deserializationFailed(decoded.failure, 'stop');
+            if (decoded.batch === null) throw decoded.failure;
+            // The records before the failure first; the failure with the next pull.
+            this.fail(decoded.failure);
+          }
+          if (decoded.batch === null) continue;
+          batch = decoded.batch;
         }
         return this.owner.delivered(batch);
       }

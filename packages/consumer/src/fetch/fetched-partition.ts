@@ -66,6 +66,10 @@ class DeliveredBatch implements BatchSettlement {
     this.state.giveBack(this.delivery);
   }
 
+  cut(offset: bigint): void {
+    this.state.cutDelivery(this.delivery, offset);
+  }
+
   released(finished: boolean): void {
     this.state.released(this.delivery, finished);
     for (const h of this.holds) h.releaseSlice();

@@ -18,7 +18,7 @@ import type { ResolvedConfig } from '../config.js';
 import { decodeResponseBody, type BrokerPool, type Connection } from '../connection/index.js';
 import { BrokerResponseError, LogTruncationError, OffsetOutOfRangeError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { deserializerFor, type RecordContext } from '../records.js';
+import { deserializerFor, deserializesEarly, type RecordContext } from '../records.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
 import { FetchedPartition, SharedFrame } from './fetched-partition.js';
 import { LatencyWindow } from './latency.js';
@@ -246,6 +246,8 @@ export class Fetcher {
         keyIsBuffer: keyDeserializer === 'buffer',
         valueIsBuffer: valueDeserializer === 'buffer',
         valueIsString: valueDeserializer === 'string',
+        decodeKey: deserializesEarly(keyDeserializer),
+        decodeValue: deserializesEarly(valueDeserializer),
       };
       this.contexts.set(topic, c);
     }

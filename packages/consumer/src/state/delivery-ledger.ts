@@ -129,6 +129,20 @@ export class DeliveryLedger {
     return d.done;
   }
 
+  /**
+   * A delivery is cut short: it covers only [start, at) from now on (the records from `at` were not
+   * handed over after all). Every later delivery is dropped. Returns whether it was cut.
+   */
+  cut(d: Delivery, at: bigint): boolean {
+    if (d.dropped || d.settled || at >= d.next) return false;
+    d.next = at < d.start ? d.start : at;
+    if (d.done > d.next) d.done = d.next;
+    const i = this.open.indexOf(d);
+    for (const later of this.open.splice(i + 1)) later.dropped = true;
+    this.advance();
+    return true;
+  }
+
   private advance(): void {
     const open = this.open;
     let n = 0;

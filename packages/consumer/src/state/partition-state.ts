@@ -165,6 +165,18 @@ export class PartitionState {
     return from;
   }
 
+  /**
+   * A delivery is cut short at `offset` (the records from there were not handed over): the
+   * partition is delivered again from there, buffered data and fetches in flight dropped.
+   */
+  cutDelivery(d: Delivery, offset: bigint): void {
+    if (!this.ledger.cut(d, offset)) return;
+    this.position = offset;
+    this.fetchPosition = offset;
+    this.generation++;
+    this.stream.dropPartition(this.key);
+  }
+
   /** Resolves when every delivered batch of the partition has been released (or after `ms`). */
   whenReleased(ms: number): Promise<boolean> {
     if (this.outstanding <= 0) return Promise.resolve(true);

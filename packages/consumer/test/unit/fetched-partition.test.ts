@@ -17,6 +17,8 @@ const context: RecordContext = {
   keyIsBuffer: true,
   valueIsBuffer: true,
   valueIsString: false,
+  decodeKey: false,
+  decodeValue: false,
 };
 
 function partition(): PartitionState {
