@@ -37,7 +37,7 @@ export interface StartKafkaOptions {
   sasl?: boolean;
   /** Users for PLAIN and SCRAM; DEFAULT_SASL_USERS when not given. */
   users?: readonly SaslUser[];
-  /** Adds an SSL listener with a self-signed certificate made by keytool at start. */
+  /** Adds an SSL listener with a self-signed certificate made by keytool at start (with `sasl`, a SASL_SSL one too). */
   ssl?: boolean;
   /** Broker heap in MiB (-Xms = -Xmx); 1024, as Kafka's scripts, by default. */
   heapMb?: number;
@@ -60,6 +60,8 @@ export interface KafkaNode {
   readonly controllerPort: number;
   readonly saslPort: number | undefined;
   readonly sslPort: number | undefined;
+  /** SASL over TLS: with both `sasl` and `ssl`. */
+  readonly saslSslPort: number | undefined;
   readonly dataDir: string;
   readonly logFile: string;
   /** The JVM's pid while it runs. */
@@ -82,6 +84,8 @@ export interface KafkaCluster extends KafkaTarget {
   readonly nodes: readonly KafkaNode[];
   readonly sasl: { readonly bootstrap: string; readonly users: readonly SaslUser[]; readonly mechanisms: readonly string[] } | undefined;
   readonly ssl: ({ readonly bootstrap: string } & BrokerTls) | undefined;
+  /** A SASL_SSL listener (PLAIN and SCRAM over TLS, the same users and certificate): with both `sasl` and `ssl`. */
+  readonly saslSsl: { readonly bootstrap: string } | undefined;
   /** The folder with every node's config, data and log. */
   readonly dir: string;
   /** Stops every node and removes the folder (unless keepFiles). Safe to call twice. */
@@ -125,7 +129,7 @@ async function startOnce(dist: KafkaDistribution, options: StartKafkaOptions): P
   await mkdir(dir, { recursive: true });
   const keep = options.keepFiles || process.env.KWIRE_KEEP_BROKER_FILES === '1';
 
-  const perNode = 2 + (options.sasl ? 1 : 0) + (options.ssl ? 1 : 0);
+  const perNode = 2 + (options.sasl ? 1 : 0) + (options.ssl ? 1 : 0) + (options.sasl && options.ssl ? 1 : 0);
   const ports = await freePorts(perNode * nodeCount);
   const tls = options.ssl ? await generateBrokerTls(dir) : undefined;
   const clusterId = newClusterId();
@@ -140,6 +144,7 @@ async function startOnce(dist: KafkaDistribution, options: StartKafkaOptions): P
       controllerPort: p[1]!,
       saslPort: options.sasl ? p[k++] : undefined,
       sslPort: options.ssl ? p[k++] : undefined,
+      saslSslPort: options.sasl && options.ssl ? p[k++] : undefined,
       dir: join(dir, `node-${i + 1}`),
     });
   }
@@ -206,6 +211,7 @@ interface NodeSpec {
   controllerPort: number;
   saslPort: number | undefined;
   sslPort: number | undefined;
+  saslSslPort: number | undefined;
   dir: string;
 }
 
@@ -235,6 +241,10 @@ function serverProperties(
     listeners.push(`SSL://${HOST}:${spec.sslPort}`);
     advertised.push(`SSL://${HOST}:${spec.sslPort}`);
   }
+  if (spec.saslSslPort !== undefined) {
+    listeners.push(`SASL_SSL://${HOST}:${spec.saslSslPort}`);
+    advertised.push(`SASL_SSL://${HOST}:${spec.saslSslPort}`);
+  }
   const props: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': String(spec.nodeId),
@@ -244,7 +254,7 @@ function serverProperties(
     'advertised.listeners': advertised.join(','),
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
-    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL',
+    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL',
     'log.dirs': join(spec.dir, 'data'),
     'num.partitions': '1',
     // The internal topics live on every node: with one replica each, a third of a 3-node cluster's
@@ -261,21 +271,25 @@ function serverProperties(
   if (spec.saslPort !== undefined) {
     const plainUsers = users.map((u) => `user_${u.username}=${jaasQuote(u.password)}`).join(' ');
     props['sasl.enabled.mechanisms'] = SASL_MECHANISMS.join(',');
-    props['listener.name.sasl_plaintext.sasl.enabled.mechanisms'] = SASL_MECHANISMS.join(',');
-    props['listener.name.sasl_plaintext.plain.sasl.jaas.config'] =
-      `org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`;
-    props['listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
-    props['listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config'] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
-    props['listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config'] =
-      'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kwire-broker";';
+    // The same mechanisms and users on SASL_PLAINTEXT and, with TLS, on SASL_SSL.
+    for (const listener of spec.saslSslPort !== undefined ? ['sasl_plaintext', 'sasl_ssl'] : ['sasl_plaintext']) {
+      props[`listener.name.${listener}.sasl.enabled.mechanisms`] = SASL_MECHANISMS.join(',');
+      props[`listener.name.${listener}.plain.sasl.jaas.config`] = `org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`;
+      props[`listener.name.${listener}.scram-sha-256.sasl.jaas.config`] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+      props[`listener.name.${listener}.scram-sha-512.sasl.jaas.config`] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+      props[`listener.name.${listener}.oauthbearer.sasl.jaas.config`] =
+        'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kwire-broker";';
+    }
     // KIP-368: lets a client test re-authentication without waiting an hour.
     props['connections.max.reauth.ms'] = '0';
   }
   if (tls !== undefined) {
-    props['listener.name.ssl.ssl.keystore.type'] = 'PKCS12';
-    props['listener.name.ssl.ssl.keystore.location'] = tls.keystoreFile;
-    props['listener.name.ssl.ssl.keystore.password'] = tls.password;
-    props['listener.name.ssl.ssl.key.password'] = tls.password;
+    for (const listener of spec.saslSslPort !== undefined ? ['ssl', 'sasl_ssl'] : ['ssl']) {
+      props[`listener.name.${listener}.ssl.keystore.type`] = 'PKCS12';
+      props[`listener.name.${listener}.ssl.keystore.location`] = tls.keystoreFile;
+      props[`listener.name.${listener}.ssl.keystore.password`] = tls.password;
+      props[`listener.name.${listener}.ssl.key.password`] = tls.password;
+    }
   }
   for (const [k, v] of Object.entries(overrides)) props[k] = String(v);
   return `${Object.entries(props).map(([k, v]) => `${k}=${escapeProperty(v)}`).join('\n')}\n`;
@@ -350,6 +364,7 @@ class NodeHandle implements KafkaNode {
   readonly controllerPort: number;
   readonly saslPort: number | undefined;
   readonly sslPort: number | undefined;
+  readonly saslSslPort: number | undefined;
   readonly dataDir: string;
   readonly logFile: string;
   private jvm: JavaProcess | undefined;
@@ -366,6 +381,7 @@ class NodeHandle implements KafkaNode {
     this.controllerPort = spec.controllerPort;
     this.saslPort = spec.saslPort;
     this.sslPort = spec.sslPort;
+    this.saslSslPort = spec.saslSslPort;
     this.dataDir = join(spec.dir, 'data');
     this.logFile = join(spec.dir, 'broker.log');
   }
@@ -437,6 +453,7 @@ class Cluster implements KafkaCluster {
   readonly bootstrap: string;
   readonly sasl: KafkaCluster['sasl'];
   readonly ssl: KafkaCluster['ssl'];
+  readonly saslSsl: KafkaCluster['saslSsl'];
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -455,6 +472,7 @@ class Cluster implements KafkaCluster {
       mechanisms: SASL_MECHANISMS,
     };
     this.ssl = tls && { bootstrap: nodes.map((n) => `${HOST}:${n.sslPort!}`).join(','), ...tls };
+    this.saslSsl = nodes[0]?.saslSslPort !== undefined ? { bootstrap: nodes.map((n) => `${HOST}:${n.saslSslPort!}`).join(',') } : undefined;
   }
 
   stop(options: { keepFiles?: boolean } = {}): Promise<void> {

@@ -1,5 +1,6 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { ConfigError } from './errors.js';
+import { fromSecurityProperties } from './security-properties.js';
 import { silentLogger, type Logger } from './logger.js';
 
 /**
@@ -284,7 +285,8 @@ export function parseBootstrap(value: unknown): { host: string; port: number }[]
 export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): ResolvedConfig {
   if (typeof input !== 'object' || input === null) throw new ConfigError('the consumer needs a configuration object');
   const config: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input)) {
+  // security.protocol, sasl.jaas.config, ssl.*.location... (as pasted from a properties file) become ssl / sasl.
+  for (const [k, v] of Object.entries(fromSecurityProperties(input as Record<string, unknown>))) {
     const key = FROM_JAVA.get(k) ?? k;
     if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy'].includes(key)) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);

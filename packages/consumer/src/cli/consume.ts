@@ -1,12 +1,19 @@
 // kwire consume: read records and print them, from partitions or as a group member.
 import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { parseProperties } from '../security-properties.js';
 import { createConsumer, type Consumer, type ConsumedRecord, type Logger, type StartOffset } from '../index.js';
 import { consoleLogger } from '../logger.js';
 
 const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2 ...] | --pattern REGEX) [options]
 
   --bootstrap HOST:PORT[,...]   brokers to start from (bootstrap.servers)
+  --config FILE                 consumer settings from a Java properties file: any consumer option
+                                by its Java name, and security.protocol, sasl.mechanism,
+                                sasl.jaas.config (PLAIN, SCRAM), ssl.ca.location,
+                                ssl.certificate.location, ssl.key.location (PEM), ssl.key.password
+  -X, --set KEY=VALUE           one such setting (repeatable; after --config, so it wins)
   --topic T                     a topic to read (repeatable)
   --partition N                 only this partition of each topic (repeatable; not with --group)
   --from earliest|latest|OFFSET|@TIMESTAMP_MS
@@ -60,6 +67,27 @@ export function formatRecord(r: ConsumedRecord): FormattedRecord {
   };
 }
 
+/** --config FILE (a Java properties file) then each -X KEY=VALUE. */
+function settings(file: string | undefined, pairs: readonly string[]): Record<string, string> {
+  let out: Record<string, string> = {};
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      fail(`--config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    out = parseProperties(text);
+  }
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    // Never echo the pair: it may carry a password.
+    if (eq <= 0) fail(`-X takes KEY=VALUE (${pair.slice(0, Math.max(0, eq)) || 'no key'})`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+  }
+  return out;
+}
+
 function fail(message: string): never {
   throw Object.assign(new Error(message), { usage: true });
 }
@@ -85,6 +113,8 @@ export async function run(argv: string[]): Promise<number> {
         'instance-id': { type: 'string' },
         commit: { type: 'string' },
         debug: { type: 'boolean' },
+        config: { type: 'string' },
+        set: { type: 'string', short: 'X', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -98,7 +128,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   let consumer: Consumer | undefined;
   try {
-    if (!values.bootstrap) fail('--bootstrap is required');
+    const props = settings(values.config, values.set ?? []);
+    if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
     const topics = values.topic ?? [];
     if (!topics.length && !values.pattern) fail('give --topic (or --pattern with --group)');
     if (values.pattern && !values.group) fail('--pattern needs --group');
@@ -120,15 +151,17 @@ export async function run(argv: string[]): Promise<number> {
     const logger: Logger | undefined = values.debug ? consoleLogger('debug') : consoleLogger('warn');
 
     consumer = createConsumer({
-      bootstrapServers: values.bootstrap,
-      clientId: 'kwire-consume',
-      autoOffsetReset: typeof start === 'string' ? start : 'latest',
+      // The file and -X first: the command's own flags, given explicitly, win.
+      ...props,
+      ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
+      ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
+      ...(values.from !== undefined || props['auto.offset.reset'] === undefined ? { 'auto.offset.reset': typeof start === 'string' ? start : 'latest' } : {}),
       ...(values.isolation ? { isolationLevel: values.isolation } : {}),
       ...(values.group ? { groupId: values.group } : {}),
       ...(values.assignor ? { partitionAssignmentStrategy: values.assignor } : {}),
       ...(values.protocol ? { groupProtocol: values.protocol } : {}),
       ...(values['instance-id'] ? { groupInstanceId: values['instance-id'] } : {}),
-      enableAutoCommit: values.commit !== 'none',
+      ...(values.commit !== undefined || props['enable.auto.commit'] === undefined ? { 'enable.auto.commit': values.commit !== 'none' } : {}),
       logger,
     });
     if (values.group) {

@@ -1,13 +1,19 @@
 // SASL and TLS against a real broker: one cluster with a SASL_PLAINTEXT listener (PLAIN,
 // SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER with Kafka's unsecured JWT validator) and an SSL
 // listener with a certificate made at start, for the whole file.
-import { inspect } from 'node:util';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inspect, promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, startKafka, type KafkaCluster } from '@kwire/broker';
 import { Fetch, Metadata } from '@kwire/protocol';
 import { BrokerPool, Connection, decodeResponseBody, type ConnectionOptions, type SaslOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ConnectionError } from '../../src/errors.js';
+import { createConsumer } from '../../src/index.js';
 import type { Logger } from '../../src/logger.js';
 
 let cluster: KafkaCluster;
@@ -168,6 +174,66 @@ test('a wrong password through BrokerPool: no retry storm (a handful of attempts
   assert.ok(pool.stats.connectAttempts <= 5, `connection attempts: ${pool.stats.connectAttempts}`);
   assert.is(tcpConnects, pool.stats.connectAttempts, 'every attempt reached the broker and nothing else did');
   assertNoSecret(lines, 'definitely-not-alice-secret');
+});
+
+
+// Issue 13: secured clusters from the CLI and from properties, as users paste them.
+const kwireBin = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/kwire.js');
+
+async function kwireConsume(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [kwireBin, 'consume', ...args], { timeout: 90_000 });
+    return { stdout, stderr, code: 0 };
+  } catch (err) {
+    const e = err as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+test('kwire consume --config: a SASL_SSL cluster (SCRAM-SHA-256, the CA as a PEM file) from a Java properties file', async () => {
+  assert.ok(cluster.saslSsl, 'the launcher has a SASL_SSL listener when both sasl and ssl are on');
+  const dir = mkdtempSync(join(tmpdir(), 'kwire-config-'));
+  const file = join(dir, 'client.properties');
+  writeFileSync(
+    file,
+    [
+      '# as a Java client would have it',
+      `bootstrap.servers=${cluster.saslSsl!.bootstrap}`,
+      'security.protocol=SASL_SSL',
+      'sasl.mechanism=SCRAM-SHA-256',
+      'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\',
+      '    username="alice" password="alice-secret";',
+      `ssl.ca.location=${cluster.ssl!.caFile}`,
+      'max.poll.records=5',
+    ].join('\n'),
+  );
+  const r = await kwireConsume('--config', file, '--topic', topic, '--partition', '0', '--from', 'earliest', '--max-records', '5', '--format', 'none');
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stderr, /kwire consume: 5 records/);
+});
+
+test('kwire consume -X: SASL_PLAINTEXT with PLAIN; a wrong password fails with an authentication error that does not show it', async () => {
+  const base = ['-X', `bootstrap.servers=${cluster.sasl!.bootstrap}`, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanism=PLAIN'];
+  const ok = await kwireConsume(...base, '-X', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="bob-secret";', '--topic', topic, '--partition', '0', '--from', 'earliest', '--max-records', '3', '--format', 'none');
+  assert.is(ok.code, 0, ok.stderr);
+  assert.match(ok.stderr, /kwire consume: 3 records/);
+  const bad = await kwireConsume(...base, '-X', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="not-bobs-secret-9876";', '--topic', topic, '--partition', '0', '--max-records', '1');
+  assert.is(bad.code, 1);
+  assert.match(bad.stderr, /auth/i);
+  assert.not.match(bad.stderr + bad.stdout, /not-bobs-secret-9876/, 'the password is not in the output');
+});
+
+test('createConsumer with the dotted SSL form: ssl.ca.location (PEM) against the SSL listener', async () => {
+  const c = createConsumer({ 'bootstrap.servers': cluster.ssl!.bootstrap, 'security.protocol': 'SSL', 'ssl.ca.location': cluster.ssl!.caFile, 'auto.offset.reset': 'earliest' });
+  try {
+    await c.assign([{ topic, partition: 0 }]);
+    const it = c[Symbol.asyncIterator]();
+    const first = await it.next();
+    assert.ok(!first.done && first.value.records.length > 0);
+    await it.return?.();
+  } finally {
+    await c.close();
+  }
 });
 
 test.run();
