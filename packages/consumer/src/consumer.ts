@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { MetadataCache } from './cluster/metadata.js';
+import { ConsumerMeter, type GroupMetrics, type RecordLatency } from './metrics/meter.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
 import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
@@ -57,6 +58,18 @@ export interface ConsumerMetrics extends FetcherStats {
   pool: BufferPoolStats;
   /** Fetch requests from send to answer (Java's fetch-latency-avg and -max, and percentiles). */
   fetchLatency: LatencySummary;
+  /** Records delivered to the application, and per second over the last 30 s (records-consumed-rate). */
+  recordsConsumed: number;
+  recordsConsumedRate: number;
+  /** Record bytes fetched per second over the last 30 s (bytes-consumed-rate). */
+  bytesConsumedRate: number;
+  /** Per partition ("topic-partition"), records between the position and the end (records-lag); -1 max when none known. */
+  recordsLag: Record<string, number>;
+  recordsLagMax: number;
+  /** Where a record's time goes: before kwire, buffered in kwire, in the application (per batch). */
+  recordLatency: RecordLatency;
+  /** Commits, rebalances and heartbeats of a group member (undefined without a group). */
+  group: GroupMetrics | undefined;
 }
 
 /**
@@ -75,6 +88,8 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   readonly metadata: MetadataCache;
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
+  /** Counters, rates and latencies for metrics() and diagnostics_channel. */
+  private readonly meter = new ConsumerMeter();
   /** Every assigned partition's state: changed only through its methods. */
   private readonly subscriptions: SubscriptionState;
   private readonly bufferPool: BufferPool;
@@ -113,9 +128,10 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       logger: c.logger,
     });
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
-    this.subscriptions = new SubscriptionState(() => this.fetcher.schedule());
+    this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
     this.fetcher = new Fetcher({
       subscriptions: this.subscriptions,
+      meter: this.meter,
       config: c,
       metadata: this.metadata,
       pool: this.pool,
@@ -145,8 +161,9 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     this.metadata.onChange(() => this.fetcher.schedule());
   }
 
-  /** Interceptors see each batch before the application. */
+  /** Interceptors see each batch before the application; the meter counts it. */
   private intercepted(batch: ConsumerBatch): ConsumerBatch {
+    this.meter.delivered(batch.topic, batch.partition, batch.records.length, batch.records[0]?.timestamp ?? Date.now(), batch.fetchedAt || Date.now(), batch.lag);
     const interceptors = this.config.interceptors;
     if (interceptors.length === 0) return batch;
     let records: readonly ConsumedRecord[] = batch.records;
@@ -155,7 +172,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       if (Array.isArray(out)) records = out as ConsumedRecord[];
     }
     if (records === batch.records) return batch;
-    return new ConsumerBatch(batch.topic, batch.partition, records, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, new DerivedSettlement(batch));
+    return new ConsumerBatch(batch.topic, batch.partition, records, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, new DerivedSettlement(batch), batch.fetchedAt);
   }
 
   /** Connects to a bootstrap server and loads metadata. Optional: the first assign() does it. */
@@ -232,6 +249,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
         pool: this.pool,
         metadata: this.metadata,
         subscriptions: this.subscriptions,
+        meter: this.meter,
         assignors: resolveAssignors(this.config.partitionAssignmentStrategy),
         protocol,
         streamFor: (topic, partition) => this.streamFor(topic, partition),
@@ -463,9 +481,34 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
     return new Map(wanted.map((w) => [w.tp, found.get(tpKey(w.tp.topic, w.tp.partition)) ?? null]));
   }
 
+  /**
+   * Records between the partition's position and its end at the last fetch (Java's currentLag;
+   * under read_committed, to the last stable offset); undefined until a fetch has told.
+   */
+  currentLag(tp: TopicPartition): bigint | undefined {
+    return this.subscriptions.lag(this.subscriptions.of(tp), this.config.isolationLevel === 'read_committed');
+  }
+
   metrics(): ConsumerMetrics {
+    const readCommitted = this.config.isolationLevel === 'read_committed';
+    const recordsLag: Record<string, number> = {};
+    let recordsLagMax = -1;
+    for (const state of this.subscriptions.values()) {
+      const lag = this.subscriptions.lag(state, readCommitted);
+      if (lag === undefined) continue;
+      const n = Number(lag);
+      recordsLag[`${state.topic}-${state.partition}`] = n;
+      if (n > recordsLagMax) recordsLagMax = n;
+    }
     return {
       ...this.fetcher.stats,
+      recordsConsumed: this.meter.recordsConsumed,
+      recordsConsumedRate: this.meter.recordsRate.perSecond(),
+      bytesConsumedRate: this.meter.bytesRate.perSecond(),
+      recordsLag,
+      recordsLagMax,
+      recordLatency: this.meter.recordLatency(),
+      group: this.group ? this.meter.group(this.group.membership.sinceLastHeartbeatMs()) : undefined,
       bufferedBytes: this.fetcher.buffered,
       assignedPartitions: this.subscriptions.size,
       pool: this.bufferPool.stats,

@@ -42,5 +42,5 @@ export async function decodeBatch(batch: ConsumerBatch, policy: 'stop' | 'skip',
     batch.release();
     return { batch: null };
   }
-  return { batch: new ConsumerBatch(batch.topic, batch.partition, kept, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, new DerivedSettlement(batch)) };
+  return { batch: new ConsumerBatch(batch.topic, batch.partition, kept, batch.highWatermark, batch.lastStableOffset, batch.nextOffset, new DerivedSettlement(batch), batch.fetchedAt) };
 }

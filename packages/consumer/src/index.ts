@@ -3,6 +3,8 @@ export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, typ
 export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
+export { prometheusText } from './metrics/prometheus.js';
+export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
 export type { CloseResult } from './consumer.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
 export type { GroupCloseReport } from './group/group-manager.js';

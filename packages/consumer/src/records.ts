@@ -243,6 +243,8 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     /** Where consumption continues after this batch: the last offset + 1 (past any control records). */
     readonly nextOffset: bigint,
     private readonly settlement: BatchSettlement,
+    /** When its data arrived from the broker (Date.now()); 0 when unknown. */
+    readonly fetchedAt = 0,
   ) {}
 
   get firstOffset(): bigint {
@@ -322,7 +324,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     const at = this.records[index]!.offset;
     this.settlement.cut(at);
     this.released = true;
-    return new ConsumerBatch(this.topic, this.partition, this.records.slice(0, index), this.highWatermark, this.lastStableOffset, at, this.settlement);
+    return new ConsumerBatch(this.topic, this.partition, this.records.slice(0, index), this.highWatermark, this.lastStableOffset, at, this.settlement, this.fetchedAt);
   }
 
   /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */

@@ -107,6 +107,8 @@ export class FetchedPartition {
   private index = 0;
   private exhausted = false;
   private readonly size: number;
+  /** When the answer arrived (Date.now()), for the record latency metrics. */
+  private readonly fetchedAt = Date.now();
 
   constructor(
     readonly state: PartitionState,
@@ -173,9 +175,9 @@ export class FetchedPartition {
       return null;
     }
     const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
-    const delivery = state.delivered(start, nextOffset, leaderEpoch);
+    const delivery = state.delivered(start, nextOffset, leaderEpoch, out.length);
     const settlement = new DeliveredBatch(state, delivery, holds, this.frame);
-    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, settlement);
+    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, settlement, this.fetchedAt);
   }
 
   /**

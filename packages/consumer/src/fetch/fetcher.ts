@@ -24,6 +24,7 @@ import { FetchedPartition, SharedFrame } from './fetched-partition.js';
 import { LatencyWindow } from './latency.js';
 import type { PartitionState } from '../state/partition-state.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
+import type { ConsumerMeter } from '../metrics/meter.js';
 
 /** Partition errors after which the metadata is stale and the partition waits for a new leader. */
 const REFRESH_METADATA = new Set<number>([
@@ -80,6 +81,8 @@ export interface FetcherOptions {
   /** A position moved without the application asking (a truncation, an out-of-range reset). */
   onPositionChange?: (change: PositionChange) => void;
   subscriptions: SubscriptionState;
+  /** Record bytes fetched go to its rate. */
+  meter?: ConsumerMeter;
 }
 
 /**
@@ -383,6 +386,7 @@ export class Fetcher {
           anyData = true;
           answerBytes += scan.wholeBytes;
           this.stats.bytesFetched += scan.wholeBytes;
+          this.options.meter?.bytesRate.add(scan.wholeBytes);
           const data = new FetchedPartition(state, state.generation, frame, records, pd.highWatermark, pd.lastStableOffset, pd.abortedTransactions, {
             readCommitted: config.isolationLevel === 'read_committed',
             checkCrcs: config.checkCrcs,

@@ -3,6 +3,7 @@ import type { ResolvedConfig } from '../config.js';
 import { ConfigError, isKafkaError } from '../errors.js';
 import { settledBy, withDeadline } from '../deadline.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
+import type { ConsumerMeter } from '../metrics/meter.js';
 import { PartitionState, tpKey } from '../state/partition-state.js';
 import type { MessageStream } from '../streams.js';
 import type { BrokerPool } from '../connection/index.js';
@@ -39,6 +40,7 @@ export interface GroupManagerOptions {
   pool: BrokerPool;
   metadata: MetadataCache;
   subscriptions: SubscriptionState;
+  meter: ConsumerMeter;
   assignors: readonly Assignor[];
   protocol: 'classic' | 'consumer';
   streamFor(topic: string, partition: number): MessageStream;
@@ -305,6 +307,8 @@ export class GroupManager implements MembershipHost {
   }
 
   event(name: GroupEventName, detail: Record<string, unknown>): void {
+    if (name === 'rebalance') this.options.meter.rebalanceStarted(String(detail.why));
+    else if (name === 'assigned') this.options.meter.rebalanceEnded();
     // A refusal that the fallback will handle is not fatal for the application.
     if (name === 'fatal' && detail.error instanceof Kip848UnavailableError && this.options.config.groupProtocolFallback) return;
     this.options.config.logger.debug(`group ${name}`, detail);
@@ -355,12 +359,16 @@ export class GroupManager implements MembershipHost {
     while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
     const identity = this.membership.identity();
     if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
+    const started = performance.now();
     this.committing = (async () => {
       try {
         await this.offsets.commit(wanted, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol }, deadline);
         for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
-        for (const i of this.options.config.interceptors) i.onCommit?.(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })));
+        const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+        this.options.meter.committed(committed, performance.now() - started);
+        for (const i of this.options.config.interceptors) i.onCommit?.(committed);
       } catch (err) {
+        this.options.meter.committed(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })), performance.now() - started, err as Error);
         // A commit refused for a group reason means the membership is stale: rejoin.
         if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode)) this.membership.rejoin(`commit refused: ${err.errorName}`);
         throw err;

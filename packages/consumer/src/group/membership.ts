@@ -75,6 +75,8 @@ export interface Membership {
    * the membership loop so that it processes it at once.
    */
   sessionLapsed(): boolean;
+  /** Milliseconds since a heartbeat (or join) last succeeded. */
+  sinceLastHeartbeatMs(): number;
   /** Settles when the member first has its assignment (or the membership fails). */
   readonly ready: Promise<void>;
 }
@@ -123,6 +125,10 @@ export abstract class MembershipLifecycle implements Membership {
   start(): void {
     if (this.running === undefined) this.lastHeartbeatOk = Date.now();
     this.running ??= this.run();
+  }
+
+  sinceLastHeartbeatMs(): number {
+    return Date.now() - this.lastHeartbeatOk;
   }
 
   sessionLapsed(): boolean {

@@ -11,6 +11,9 @@ export class Delivery {
   settled = false;
   /** Dropped from the ledger (a seek, or an earlier delivery given back): its outcome is moot. */
   dropped = false;
+  /** When it went to the application (performance.now()), and how many records: for metrics. */
+  deliveredAt = 0;
+  records = 0;
 
   constructor(
     /** The partition's position when it was delivered (control records before it included). */

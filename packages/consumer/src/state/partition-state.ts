@@ -1,4 +1,5 @@
 import type { MessageStream } from '../streams.js';
+import type { ConsumerMeter } from '../metrics/meter.js';
 import { DeliveryLedger, type Delivery } from './delivery-ledger.js';
 
 /** Where a reset goes: the start or end of the log, or the first record at or after a time. */
@@ -63,6 +64,8 @@ export class PartitionState {
    * max.poll.interval.ms).
    */
   heldBatches: { count: number } = { count: 0 };
+  /** Where releases are counted (shared, like heldBatches). */
+  meter: ConsumerMeter | undefined;
   /** Being handed over in a rebalance: nothing more is delivered from it. */
   revoking = false;
   /** What the application finished: the only source of commit offsets (see DeliveryLedger). */
@@ -121,11 +124,14 @@ export class PartitionState {
     this.generation++;
   }
 
-  /** A batch of this partition, [start, next), goes to the application. */
-  delivered(start: bigint, next: bigint, leaderEpoch: number): Delivery {
+  /** A batch of this partition, [start, next), `records` records, goes to the application. */
+  delivered(start: bigint, next: bigint, leaderEpoch: number, records = 0): Delivery {
     this.outstanding++;
     this.heldBatches.count++;
-    return this.ledger.delivered(start, next, leaderEpoch);
+    const d = this.ledger.delivered(start, next, leaderEpoch);
+    d.deliveredAt = performance.now();
+    d.records = records;
+    return d;
   }
 
   /** The position passed records that are never delivered (control records, aborted batches). */
@@ -146,6 +152,7 @@ export class PartitionState {
     this.outstanding--;
     this.heldBatches.count--;
     if (finished) this.ledger.finished(d);
+    this.meter?.released(this.topic, this.partition, d.records, performance.now() - d.deliveredAt);
     if (this.outstanding === 0) for (const w of this.waiters.splice(0)) w();
   }
 

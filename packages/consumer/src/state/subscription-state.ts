@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import type { ConsumerMeter } from '../metrics/meter.js';
 import { PartitionState, tpKey, type ResetTarget } from './partition-state.js';
 
 export interface TopicPartition {
@@ -24,7 +25,10 @@ export class SubscriptionState {
   readonly heldBatches = { count: 0 };
 
   /** `changed`: something a fetch decision depends on changed (the fetcher's schedule()). */
-  constructor(private readonly changed: () => void) {}
+  constructor(
+    private readonly changed: () => void,
+    private readonly meter?: ConsumerMeter,
+  ) {}
 
   get size(): number {
     return this.states.size;
@@ -53,6 +57,7 @@ export class SubscriptionState {
   /** A partition starts being fetched (its start offset set, or a reset asked for). */
   add(state: PartitionState): void {
     state.heldBatches = this.heldBatches;
+    state.meter = this.meter;
     this.states.set(state.key, state);
     this.changed();
   }
@@ -95,6 +100,16 @@ export class SubscriptionState {
 
   paused(): TopicPartition[] {
     return [...this.states.values()].filter((p) => p.paused).map((p) => ({ topic: p.topic, partition: p.partition }));
+  }
+
+  /**
+   * Records between the partition's position and its end at the last fetch (the high watermark, or
+   * the last stable offset under read_committed): Java's records-lag. undefined until both are known.
+   */
+  lag(state: PartitionState, readCommitted: boolean): bigint | undefined {
+    const end = readCommitted ? state.lastStableOffset : state.highWatermark;
+    if (state.position === null || end < 0n) return undefined;
+    return end > state.position ? end - state.position : 0n;
   }
 
   /** Not fetched (so not delivered again) for `ms`: a processing failure's backoff. */

@@ -1,0 +1,64 @@
+import type { ConsumerMetrics } from '../consumer.js';
+import type { LatencySummary } from '../fetch/latency.js';
+
+/**
+ * consumer.metrics() in the Prometheus text exposition format (version 0.0.4), for a /metrics
+ * endpoint: counters, gauges, per-partition lag, and the latency summaries as quantiles.
+ *
+ *   http.createServer((req, res) => res.end(prometheusText(consumer.metrics(), { client: 'billing' })));
+ */
+export function prometheusText(m: ConsumerMetrics, labels: Readonly<Record<string, string>> = {}, prefix = 'kwire_consumer'): string {
+  const out: string[] = [];
+  const base = Object.entries(labels);
+  const fmt = (extra: [string, string][] = []) => {
+    const all = [...base, ...extra];
+    return all.length ? `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}` : '';
+  };
+  const metric = (name: string, type: 'counter' | 'gauge' | 'summary', help: string, samples: [string, [string, string][], number][]) => {
+    out.push(`# HELP ${prefix}_${name} ${help}`, `# TYPE ${prefix}_${name} ${type}`);
+    for (const [suffix, extra, value] of samples) out.push(`${prefix}_${name}${suffix}${fmt(extra)} ${Number.isFinite(value) ? value : 0}`);
+  };
+  const summary = (name: string, help: string, s: LatencySummary) =>
+    metric(name, 'summary', help, [
+      ['', [['quantile', '0.5']], s.p50Ms],
+      ['', [['quantile', '0.9']], s.p90Ms],
+      ['', [['quantile', '0.99']], s.p99Ms],
+      ['_sum', [], s.avgMs * s.count],
+      ['_count', [], s.count],
+    ]);
+  metric('records_consumed_total', 'counter', 'Records delivered to the application.', [['', [], m.recordsConsumed]]);
+  metric('records_consumed_rate', 'gauge', 'Records delivered per second over the last 30 s.', [['', [], m.recordsConsumedRate]]);
+  metric('bytes_fetched_total', 'counter', 'Record bytes fetched.', [['', [], m.bytesFetched]]);
+  metric('bytes_consumed_rate', 'gauge', 'Record bytes fetched per second over the last 30 s.', [['', [], m.bytesConsumedRate]]);
+  metric('fetches_total', 'counter', 'Fetch requests sent.', [['', [], m.fetches]]);
+  metric('fetch_errors_total', 'counter', 'Fetches that failed.', [['', [], m.fetchErrors]]);
+  metric('buffered_bytes', 'gauge', 'Fetched bytes not yet released by the application.', [['', [], m.bufferedBytes]]);
+  metric('assigned_partitions', 'gauge', 'Partitions assigned.', [['', [], m.assignedPartitions]]);
+  metric('records_lag', 'gauge', 'Records between the position and the end of each partition.', Object.entries(m.recordsLag).map(([tp, lag]) => ['', splitTp(tp), lag]));
+  metric('records_lag_max', 'gauge', 'The largest records_lag (-1 when none is known).', [['', [], m.recordsLagMax]]);
+  summary('fetch_latency_ms', 'Fetch requests from send to answer.', m.fetchLatency);
+  summary('record_broker_wait_ms', "From a record's timestamp to its arrival in kwire (per batch).", m.recordLatency.brokerWait);
+  summary('record_buffered_ms', 'From arrival to delivery to the application (per batch).', m.recordLatency.buffered);
+  summary('record_processing_ms', 'From delivery to release by the application (per batch).', m.recordLatency.processing);
+  if (m.group) {
+    metric('commits_total', 'counter', 'Commits attempted.', [['', [], m.group.commits]]);
+    metric('commit_failures_total', 'counter', 'Commits that failed.', [['', [], m.group.commitFailures]]);
+    summary('commit_latency_ms', 'Successful commits from request to answer.', m.group.commitLatency);
+    metric('rebalances_total', 'counter', 'Rebalances that ended with an assignment.', [['', [], m.group.rebalances]]);
+    summary('rebalance_latency_ms', 'From the start of a rebalance to the assignment.', m.group.rebalanceLatency);
+    metric('last_heartbeat_seconds_ago', 'gauge', 'Seconds since a heartbeat last succeeded.', [['', [], (m.group.sinceLastHeartbeatMs ?? 0) / 1000]]);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function splitTp(tp: string): [string, string][] {
+  const i = tp.lastIndexOf('-');
+  return [
+    ['topic', tp.slice(0, i)],
+    ['partition', tp.slice(i + 1)],
+  ];
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
