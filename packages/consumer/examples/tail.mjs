@@ -1,17 +1,19 @@
-// Starts a local Kafka with the project's launcher, writes a few thousand records with the Java
-// producer, and reads them back with kwire through two message streams.
+// Writes a few thousand records with the Java producer and reads them back with kwire through two
+// message streams. Against the broker KWIRE_BOOTSTRAP names, or a local one the project's launcher
+// starts for the run.
 //   node packages/consumer/examples/tail.mjs          (after `npm test` or `npm run build`)
-import { createTopic, producerPerformance, startKafka } from '@kwire/broker';
+import { createTopic, producerPerformance, useKafka } from '@kwire/broker';
 import { createConsumer } from '@kwire/consumer';
 
-const kafka = await startKafka({ log: (l) => console.error(`[broker] ${l}`) });
+const kafka = await useKafka({ log: (l) => console.error(`[broker] ${l}`) });
+const topic = `demo-${Date.now().toString(36)}`;
 try {
-  await createTopic(kafka, { topic: 'demo', partitions: 4 });
-  await producerPerformance(kafka, { topic: 'demo', numRecords: 5_000, recordSize: 64, compression: 'lz4' });
+  await createTopic(kafka, { topic, partitions: 4 });
+  await producerPerformance(kafka, { topic, numRecords: 5_000, recordSize: 64, compression: 'lz4' });
 
   const consumer = createConsumer({ bootstrapServers: kafka.bootstrap, autoOffsetReset: 'earliest', valueDeserializer: 'string' });
-  await consumer.assign([0, 1, 2, 3].map((partition) => ({ topic: 'demo', partition })));
-  const { demo: streams } = consumer.streams({ demo: 2 });
+  await consumer.assign([0, 1, 2, 3].map((partition) => ({ topic, partition })));
+  const { [topic]: streams } = consumer.streams({ [topic]: 2 });
   // Each stream reads its partitions (0 and 2, 1 and 3); closing the consumer ends both loops.
   let total = 0;
   const counts = await Promise.all(
@@ -29,5 +31,5 @@ try {
   console.log(`read ${total} records`);
   await consumer.close();
 } finally {
-  await kafka.stop();
+  await kafka.release();
 }

@@ -18,13 +18,12 @@ import { SubscriptionState } from './state/subscription-state.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
 import { runStreams, type RunOptions } from './run.js';
 import { MessageStream, type StreamOwner } from './streams.js';
+import type { TopicPartition } from '@kwire/protocol';
 
 export type { EachBatchPayload, EachMessagePayload, FailurePolicy, ProcessingFailure, RunOptions } from './run.js';
 
-export interface TopicPartition {
-  topic: string;
-  partition: number;
-}
+/** One partition of one topic: the one type for it, from @kwire/protocol. */
+export type { TopicPartition } from '@kwire/protocol';
 
 /**
  * Where a partition starts: an offset, the start or end of the log, the first record at or after a

@@ -4,11 +4,10 @@ import { BrokerResponseError, KafkaError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { remaining, withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
+import type { TopicPartition } from '@kwire/protocol';
 
-export interface TopicPartition {
-  topic: string;
-  partition: number;
-}
+/** One partition of one topic: the one type for it, from @kwire/protocol. */
+export type { TopicPartition } from '@kwire/protocol';
 
 export interface CommittedOffset {
   /** The next offset to read (the last processed + 1). */

@@ -1,11 +1,10 @@
 import { ConfigError } from '../errors.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
 import { PartitionState, tpKey, type ResetTarget } from './partition-state.js';
+import type { TopicPartition } from '@kwire/protocol';
 
-export interface TopicPartition {
-  topic: string;
-  partition: number;
-}
+/** One partition of one topic: the one type for it, from @kwire/protocol. */
+export type { TopicPartition } from '@kwire/protocol';
 
 /**
  * The one owner of every assigned partition's state (Java's SubscriptionState): the consumer, the

@@ -8,12 +8,10 @@
 // metadata, and two clients can share a group only if the assignor with a given name produces
 // an assignment every member accepts. The four built-in ones reproduce the Java client's results
 // exactly (see each file), so either a kwire or a Java member can be the leader.
+import type { TopicPartition } from '@kwire/protocol';
 
-/** One partition of one topic. */
-export interface TopicPartition {
-  topic: string;
-  partition: number;
-}
+/** One partition of one topic: the one type for it, from @kwire/protocol. */
+export type { TopicPartition } from '@kwire/protocol';
 
 /** How members give partitions up during a rebalance (KIP-429). */
 export type RebalanceProtocol = 'eager' | 'cooperative';
