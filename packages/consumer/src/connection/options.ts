@@ -45,6 +45,12 @@ export interface ConnectionConfig {
   readBufferBytes?: number;
   /** A response announcing more bytes than this is a protocol error. Default 1 GiB. */
   maxFrameBytes?: number;
+  /**
+   * The largest answer admitted to a request other than Fetch (Fetch: its maxBytes plus 16 MiB;
+   * ApiVersions and SASL: 1 MiB). A peer announcing more is refused before anything is allocated,
+   * with a ConnectionError. Default 32 MiB (Metadata of a 200,000-partition cluster is about 10 MB).
+   */
+  maxResponseBytes?: number;
   /** How long close() waits for in-flight requests before giving up on them. Default 5000. */
   closeTimeoutMs?: number;
 }
@@ -66,6 +72,7 @@ export interface ResolvedConnectionConfig {
   framePool: FramePool;
   readBufferBytes: number;
   maxFrameBytes: number;
+  maxResponseBytes: number;
   closeTimeoutMs: number;
 }
 
@@ -146,6 +153,7 @@ export function resolveConnectionConfig(config: ConnectionConfig): ResolvedConne
     framePool,
     readBufferBytes,
     maxFrameBytes: positiveInt('maxFrameBytes', config.maxFrameBytes, 1024 * 1024 * 1024),
+    maxResponseBytes: positiveInt('maxResponseBytes', config.maxResponseBytes, 32 * 1024 * 1024),
     closeTimeoutMs: positiveInt('closeTimeoutMs', config.closeTimeoutMs, 5_000, { allowZero: true }),
   };
 }
