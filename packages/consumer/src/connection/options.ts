@@ -9,6 +9,7 @@ import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { defaultFramePool, type FramePool } from './frame-pool.js';
+import { withRedaction } from './secrets.js';
 
 /** What an OAUTHBEARER token provider returns. */
 export interface OAuthBearerToken {
@@ -114,19 +115,19 @@ export function validateSasl(value: unknown): SaslOptions | undefined {
     if (typeof value.oauthBearerProvider !== 'function') {
       throw new ConfigError('sasl.oauthBearerProvider must be a function returning { value, lifetimeMs?, extensions? } (or a promise of it)');
     }
-    return { mechanism, oauthBearerProvider: value.oauthBearerProvider as never };
+    return withRedaction({ mechanism, oauthBearerProvider: value.oauthBearerProvider as never });
   }
   if (typeof value.username !== 'string' || value.username === '') throw new ConfigError(`sasl.username must be a non-empty string for ${mechanism}`);
   // Describe the password's type only: its value must not reach a message.
   if (typeof value.password !== 'string') throw new ConfigError(`sasl.password must be a string for ${mechanism}, got ${value.password === null ? 'null' : typeof value.password}`);
-  return { mechanism: mechanism as 'plain', username: value.username, password: value.password };
+  return withRedaction({ mechanism: mechanism as 'plain', username: value.username, password: value.password });
 }
 
 export function validateSsl(value: unknown): SslOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return {};
   if (!isPlainObject(value)) throw new ConfigError(`ssl must be true or an object of node:tls options (ca, cert, key, servername, rejectUnauthorized, ...), got ${describe(value)}`);
-  return value as SslOptions;
+  return withRedaction({ ...(value as SslOptions) });
 }
 
 export function resolveConnectionConfig(config: ConnectionConfig): ResolvedConnectionConfig {
