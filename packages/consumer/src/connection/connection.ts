@@ -127,6 +127,16 @@ export interface RequestOptions {
   version?: number;
 }
 
+/** How one request is sent and answered (submit()). */
+interface SubmitOptions extends RequestOptions {
+  /** Resolve with a ResponseFrameLease rather than a decoded body (requestFrame). */
+  raw?: boolean;
+  /** Setup traffic (ApiVersions, SASL): bypasses the holds that keep ordinary requests back. */
+  internal?: boolean;
+  /** Decodes the frame instead of the API's own decoder (ApiVersions' v0 fallback). */
+  decode?: (frame: Buffer) => unknown;
+}
+
 /** A response frame handed out undecoded (requestFrame). The caller owns `frame` until release(). */
 export interface ResponseFrameLease {
   /** The whole frame: int32 size, response header, body. */
@@ -262,7 +272,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       {
         allocate: (size) => this.allocateFrame(size),
         frame: (frame, backing) => this.onFrame(frame, backing),
-        admit: (size, streamOffset, head) => this.admitFrame(size, streamOffset, head),
+        admit: (size, streamOffset, bytes, start, end) => this.admitFrame(size, streamOffset, bytes, start, end),
       },
       { readBufferBytes: this.config.readBufferBytes, maxFrameBytes: this.config.maxFrameBytes },
     );
@@ -324,7 +334,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   // NoInfer: the API alone fixes the types; the body is checked against them (inferring from the
   // body too would let an Input<...> typed variable turn Req into Input<Input<...>>).
   request<Req, Res>(api: ApiDefinition<Req, Res>, body: NoInfer<Input<Req>>, options?: RequestOptions): Promise<Res> {
-    return this.submit(api, body, options, false, false, undefined) as Promise<Res>;
+    return this.submit(api, body, { timeoutMs: options?.timeoutMs, version: options?.version }) as Promise<Res>;
   }
 
   /**
@@ -333,7 +343,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * decodeResponseBody().
    */
   requestFrame<Req>(api: ApiDefinition<Req, any>, body: NoInfer<Input<Req>>, options?: RequestOptions): Promise<ResponseFrameLease> {
-    return this.submit(api, body, options, true, false, undefined) as Promise<ResponseFrameLease>;
+    return this.submit(api, body, { timeoutMs: options?.timeoutMs, version: options?.version, raw: true }) as Promise<ResponseFrameLease>;
   }
 
   /**
@@ -455,10 +465,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       const res = (await this.submit(
         ApiVersions,
         { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION },
-        { version: v },
-        false,
-        true,
-        (frame) => decodeResponseFrame(ApiVersions.apiKey, v, frame).body,
+        { version: v, internal: true, decode: (frame) => decodeResponseFrame(ApiVersions.apiKey, v, frame).body },
       )) as { errorCode: number; apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[] };
       if (res.errorCode === UNSUPPORTED_VERSION && attempt === 0) {
         const own = res.apiKeys.find((k) => k.apiKey === ApiVersions.apiKey);
@@ -514,7 +521,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const sasl = this.config.sasl!;
     const mechanism = kafkaMechanismName(sasl);
     if (sasl.mechanism === 'plain' && this.config.ssl === undefined && !reauth) warnPlainOverPlaintext(this.logger, this.broker);
-    const handshake = await this.submit(SaslHandshake, { mechanism }, { version: this.version(SaslHandshake) }, false, true, undefined);
+    const handshake = await this.submit(SaslHandshake, { mechanism }, { version: this.version(SaslHandshake), internal: true });
     if (handshake.errorCode !== 0) {
       if (handshake.errorCode === UNSUPPORTED_SASL_MECHANISM) {
         throw new AuthenticationError(`${this.broker}: the broker does not enable SASL mechanism ${mechanism} (it enables: ${handshake.mechanisms.join(', ') || 'none'})`);
@@ -525,7 +532,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const authVersion = this.version(SaslAuthenticate);
     let sessionLifetimeMs = 0;
     const exchange = async (authBytes: Buffer): Promise<Buffer> => {
-      const res = await this.submit(SaslAuthenticate, { authBytes }, { version: authVersion }, false, true, undefined);
+      const res = await this.submit(SaslAuthenticate, { authBytes }, { version: authVersion, internal: true });
       if (res.errorCode !== 0) {
         const e = errorFor(res.errorCode);
         const said = res.errorMessage ? this.redact(res.errorMessage) : e.message;
@@ -600,14 +607,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   // ---- sending ----------------------------------------------------------------------------
 
-  private submit(
-    api: ApiDefinition<any, any>,
-    body: unknown,
-    options: RequestOptions | undefined,
-    raw: boolean,
-    internal: boolean,
-    decode: ((frame: Buffer) => unknown) | undefined,
-  ): Promise<any> {
+  private submit(api: ApiDefinition<any, any>, body: unknown, options: SubmitOptions): Promise<any> {
+    const { raw = false, internal = false, decode } = options;
     return new Promise((resolve, reject) => {
       if (this._state === 'closed') return reject(this.closedError());
       if (this._state === 'closing' && !internal) return reject(new ClosedError(`connection to ${this.broker}`));
@@ -617,9 +618,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       let maxResponseBytes: number;
       const correlationId = (this.correlationId = (this.correlationId + 1) & 0x7fffffff);
       try {
-        timeoutMs = options?.timeoutMs ?? this.config.requestTimeoutMs;
+        timeoutMs = options.timeoutMs ?? this.config.requestTimeoutMs;
         if (!(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive integer, got ${timeoutMs}`);
-        version = options?.version ?? this.version(api);
+        version = options.version ?? this.version(api);
         bytes = this.encode(api, version, correlationId, body);
         maxResponseBytes = this.responseLimit(api, body);
       } catch (err) {
@@ -711,7 +712,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * HTTP and SSH (a wrong port or a missing `ssl`), then the size against what the request at the
    * head of the FIFO (the one this frame answers) admits.
    */
-  private admitFrame(size: number, streamOffset: number, head: Buffer): void {
+  private admitFrame(size: number, streamOffset: number, bytes: Buffer, start: number, end: number): void {
+    // Only the first frame's bytes are looked at (a view made once per connection, not per frame).
+    const head = streamOffset === 0 ? bytes.subarray(start, Math.min(end, start + 16)) : EMPTY;
     if (streamOffset === 0) {
       const foreign = foreignProtocol(head, this.config.ssl !== undefined);
       if (foreign !== undefined) throw new ConnectionError(this.broker, `the server ${foreign} (first bytes: ${describeBytes(head)})`);
@@ -966,7 +969,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         : ' before answering ApiVersions: if this is an SSL listener, set `ssl`; otherwise check the host and port';
     }
     // A SASL listener answers ApiVersions, then hangs up on any other request before SaslHandshake.
-    if (this.config.sasl === undefined && this.counters.responsesReceived <= 1 && this._state === 'ready') {
+    if (this.config.sasl === undefined && this.counters.responsesReceived <= 1 && this._state === 'ready' && this.inflight.length > 0) {
       return ' after ApiVersions, at the first request: if this is a SASL_PLAINTEXT or SASL_SSL listener, set `sasl`';
     }
     return '';

@@ -47,12 +47,13 @@ export interface FrameSink {
   frame(frame: Buffer, backing: Buffer | undefined): void;
   /**
    * Called with each size prefix before anything is allocated or waited for: `size` as announced,
-   * `streamOffset` where the prefix starts in the stream (0: the peer's very first bytes), `head`
-   * the bytes received from there on (at least 4, at most 16; a view, valid during the call).
-   * Throws to refuse the frame; the reader then fails with that error. May be called more than
-   * once for the same prefix (while a small frame is incomplete), so it must only look.
+   * `streamOffset` where the prefix starts in the stream (0: the peer's very first bytes), and
+   * the bytes received from there on as `bytes[start, end)` (at least 4; the read buffer itself,
+   * valid during the call: no view is made per frame). Throws to refuse the frame; the reader
+   * then fails with that error. May be called more than once for the same prefix (while a small
+   * frame is incomplete), so it must only look.
    */
-  admit?(size: number, streamOffset: number, head: Buffer): void;
+  admit?(size: number, streamOffset: number, bytes: Buffer, start: number, end: number): void;
 }
 
 export interface FrameReaderOptions {
@@ -187,7 +188,7 @@ export class FrameReader {
     }
     while (end - o >= 4) {
       const size = s.readInt32BE(o);
-      this.sink.admit?.(size, this.position + o, s.subarray(o, Math.min(end, o + 16)));
+      this.sink.admit?.(size, this.position + o, s, o, end);
       if (size < 0 || size > this.maxFrameBytes) {
         throw new KafkaProtocolError(size < 0 ? `negative frame size ${size}` : `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes}`, {
           reason: 'invalid-length',
