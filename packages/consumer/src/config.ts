@@ -2,6 +2,8 @@ import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { ConfigError } from './errors.js';
 import { fromSecurityProperties } from './security-properties.js';
 import { silentLogger, type Logger } from './logger.js';
+import { withRedaction } from './connection/secrets.js';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@kwire/protocol';
 
 /**
  * Consumer configuration. Names are the Java consumer's, in camelCase (fetch.max.wait.ms ->
@@ -125,6 +127,11 @@ export interface ConsumerConfig {
    * many milliseconds (default 2), so that timers and sockets keep running under full load.
    */
   yieldIntervalMs?: number;
+  /**
+   * The most one record batch may decompress to (default 64 MiB). A batch over it fails its
+   * partition with a CorruptRecordError naming this option; the memory is never taken.
+   */
+  maxDecompressedBytes?: number;
   logger?: Logger;
 }
 
@@ -204,6 +211,7 @@ export interface ResolvedConfig {
   maxBufferedBytesPerPartition: number;
   maxBufferedBytes: number;
   yieldIntervalMs: number;
+  maxDecompressedBytes: number;
   logger: Logger;
 }
 
@@ -288,7 +296,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   // security.protocol, sasl.jaas.config, ssl.*.location... (as pasted from a properties file) become ssl / sasl.
   for (const [k, v] of Object.entries(fromSecurityProperties(input as Record<string, unknown>))) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy'].includes(key)) {
+    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy', 'maxDecompressedBytes'].includes(key)) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
     }
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
@@ -353,11 +361,13 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     deserializationErrorPolicy: oneOf(config, 'deserializationErrorPolicy', ['stop', 'skip'] as const, 'stop'),
     metadataMaxAgeMs: integer(config, 'metadataMaxAgeMs', 300_000, 0),
     interceptors: (config.interceptors as ConsumerInterceptor[] | undefined) ?? [],
-    ssl: ssl as boolean | TlsOptions,
-    sasl,
+    // Copies that print as [redacted] where they hold a password, a key or a passphrase.
+    ssl: typeof ssl === 'object' ? withRedaction({ ...ssl }) : ssl,
+    sasl: sasl && withRedaction({ ...sasl }),
     maxBufferedBytesPerPartition: integer(config, 'maxBufferedBytesPerPartition', 4 * maxPartitionFetchBytes, 1),
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
     yieldIntervalMs: integer(config, 'yieldIntervalMs', 2, 0, 1_000),
+    maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
     logger: (config.logger as Logger | undefined) ?? silentLogger,
   };
 }

@@ -156,11 +156,12 @@ export async function run(argv: string[]): Promise<number> {
       ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
       ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
       ...(values.from !== undefined || props['auto.offset.reset'] === undefined ? { 'auto.offset.reset': typeof start === 'string' ? start : 'latest' } : {}),
-      ...(values.isolation ? { isolationLevel: values.isolation } : {}),
-      ...(values.group ? { groupId: values.group } : {}),
-      ...(values.assignor ? { partitionAssignmentStrategy: values.assignor } : {}),
-      ...(values.protocol ? { groupProtocol: values.protocol } : {}),
-      ...(values['instance-id'] ? { groupInstanceId: values['instance-id'] } : {}),
+      // Dotted names, as in the file: a flag replaces the file's value instead of doubling it.
+      ...(values.isolation ? { 'isolation.level': values.isolation } : {}),
+      ...(values.group ? { 'group.id': values.group } : {}),
+      ...(values.assignor ? { 'partition.assignment.strategy': values.assignor } : {}),
+      ...(values.protocol ? { 'group.protocol': values.protocol } : {}),
+      ...(values['instance-id'] ? { 'group.instance.id': values['instance-id'] } : {}),
       ...(values.commit !== undefined || props['enable.auto.commit'] === undefined ? { 'enable.auto.commit': values.commit !== 'none' } : {}),
       logger,
     });

@@ -61,6 +61,7 @@ import {
   type ResolvedConnectionConfig,
 } from './options.js';
 import { kafkaMechanismName, knownSecrets, principalHint, runSaslMechanism } from './sasl/index.js';
+import { describeBytes, foreignProtocol } from './sniff.js';
 import { FrameReader } from './socket-reader.js';
 
 const UNSUPPORTED_VERSION = 35;
@@ -72,6 +73,22 @@ const UNSUPPORTED_SASL_MECHANISM = 33;
  * ApiKeys, Produce at the end, the SASL APIs not at all).
  */
 const THROTTLE_FIRST = new Set([1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 19, 20, 37, 68]);
+
+/**
+ * The most a response to ApiVersions, SaslHandshake or SaslAuthenticate may announce: real ones
+ * are a few hundred bytes (ApiVersions of a 4.x broker: about 700), so anything near this is a
+ * peer that is not a Kafka listener, refused before a byte of it is allocated.
+ */
+const SETUP_RESPONSE_BYTES = 1024 * 1024;
+const SETUP_APIS = new Set([17, 18, 36]);
+
+/**
+ * What a Fetch answer may carry beyond the maxBytes it asked for: the broker still returns the
+ * first batch of the first non-empty partition when that batch alone is larger (KIP-74; bounded by
+ * the topic's max.message.bytes, 1 MiB by default), plus the per-partition fields and aborted
+ * transaction lists, which maxBytes does not count.
+ */
+export const FETCH_RESPONSE_MARGIN_BYTES = 16 * 1024 * 1024;
 
 /** Frames below this are copied into a plain allocation for requestFrame(); above, into the pool. */
 const SMALL_COPY_BYTES = 4096;
@@ -92,6 +109,11 @@ const TLS_TRUST_ERRORS = new Set([
   'HOSTNAME_MISMATCH',
 ]);
 
+/** Socket failures during a TLS handshake that mean the peer does not speak TLS on this port. */
+const TLS_NOT_SPOKEN = new Set(['ECONNRESET', 'EPIPE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'ERR_SSL_HTTP_REQUEST']);
+const TLS_NOT_SPOKEN_HINT =
+  'the server does not complete a TLS handshake on this port: is it a PLAINTEXT or SASL_PLAINTEXT listener? remove `ssl`, or use the port of the broker\'s SSL listener';
+
 export type ConnectionState = 'connecting' | 'negotiating' | 'authenticating' | 'ready' | 'closing' | 'closed';
 
 export interface RequestOptions {
@@ -103,6 +125,16 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** The version to send; default version(api), the highest both sides implement. */
   version?: number;
+}
+
+/** How one request is sent and answered (submit()). */
+interface SubmitOptions extends RequestOptions {
+  /** Resolve with a ResponseFrameLease rather than a decoded body (requestFrame). */
+  raw?: boolean;
+  /** Setup traffic (ApiVersions, SASL): bypasses the holds that keep ordinary requests back. */
+  internal?: boolean;
+  /** Decodes the frame instead of the API's own decoder (ApiVersions' v0 fallback). */
+  decode?: (frame: Buffer) => unknown;
 }
 
 /** A response frame handed out undecoded (requestFrame). The caller owns `frame` until release(). */
@@ -155,6 +187,8 @@ interface Pending {
   readonly timeoutMs: number;
   /** When the request times out (Date.now()): counted from submit, so time held back counts too. */
   readonly deadline: number;
+  /** The largest response frame (size prefix excluded) admitted for this request. */
+  readonly maxResponseBytes: number;
   timer: NodeJS.Timeout | undefined;
   resolve(value: unknown): void;
   reject(err: Error): void;
@@ -174,6 +208,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private readonly decodeReader = new Reader(Buffer.alloc(0));
   private socket: Socket | undefined;
   private socketClosed = false;
+  /** The TCP connection is up (for TLS: the handshake may still be running). */
+  private tcpConnected = false;
   private _state: ConnectionState = 'connecting';
 
   private correlationId = 0;
@@ -238,6 +274,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       {
         allocate: (size) => this.allocateFrame(size),
         frame: (frame, backing) => this.onFrame(frame, backing),
+        admit: (size, streamOffset, bytes, start, end) => this.admitFrame(size, streamOffset, bytes, start, end),
       },
       { readBufferBytes: this.config.readBufferBytes, maxFrameBytes: this.config.maxFrameBytes },
     );
@@ -299,7 +336,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   // NoInfer: the API alone fixes the types; the body is checked against them (inferring from the
   // body too would let an Input<...> typed variable turn Req into Input<Input<...>>).
   request<Req, Res>(api: ApiDefinition<Req, Res>, body: NoInfer<Input<Req>>, options?: RequestOptions): Promise<Res> {
-    return this.submit(api, body, options, false, false, undefined) as Promise<Res>;
+    return this.submit(api, body, { timeoutMs: options?.timeoutMs, version: options?.version }) as Promise<Res>;
   }
 
   /**
@@ -308,7 +345,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * decodeResponseBody().
    */
   requestFrame<Req>(api: ApiDefinition<Req, any>, body: NoInfer<Input<Req>>, options?: RequestOptions): Promise<ResponseFrameLease> {
-    return this.submit(api, body, options, true, false, undefined) as Promise<ResponseFrameLease>;
+    return this.submit(api, body, { timeoutMs: options?.timeoutMs, version: options?.version, raw: true }) as Promise<ResponseFrameLease>;
   }
 
   /**
@@ -369,7 +406,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       await this.negotiateApiVersions();
       if (this.config.sasl) {
         this._state = 'authenticating';
-        await this.authenticate(false);
+        await this.authenticateWithin(false);
       }
       if (this._state !== 'authenticating' && this._state !== 'negotiating') throw this.closeReason ?? new ClosedError(`connection to ${this.broker}`);
       this._state = 'ready';
@@ -404,11 +441,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       // Requests are small and latency matters more than segment count (the Java client does the same).
       socket.setNoDelay(true);
       socket.setKeepAlive(true);
+      socket.once('connect', () => (this.tcpConnected = true));
       socket.on('error', (err) => this.fail(this.socketError(err), undefined));
       socket.on('close', () => this.onSocketClose());
       const ms = this.config.socketConnectionSetupTimeoutMs;
       const timer = setTimeout(() => {
-        this.fail(new ConnectionError(this.broker, `could not connect${ssl ? ' (TCP and TLS handshake)' : ''} within ${ms} ms (socketConnectionSetupTimeoutMs)`), undefined);
+        const hint = ssl && this.tcpConnected ? `: the TCP connection is up but the TLS handshake did not finish; ${TLS_NOT_SPOKEN_HINT}` : '';
+        this.fail(new ConnectionError(this.broker, `could not connect${ssl ? ' (TCP and TLS handshake)' : ''} within ${ms} ms (socketConnectionSetupTimeoutMs)${hint}`), undefined);
       }, ms);
       this.connectWaiter = { resolve, reject, timer };
       socket.once(readyEvent, () => {
@@ -428,10 +467,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       const res = (await this.submit(
         ApiVersions,
         { clientSoftwareName: CLIENT_SOFTWARE_NAME, clientSoftwareVersion: CLIENT_SOFTWARE_VERSION },
-        { version: v },
-        false,
-        true,
-        (frame) => decodeResponseFrame(ApiVersions.apiKey, v, frame).body,
+        { version: v, internal: true, decode: (frame) => decodeResponseFrame(ApiVersions.apiKey, v, frame).body },
       )) as { errorCode: number; apiKeys: { apiKey: number; minVersion: number; maxVersion: number }[] };
       if (res.errorCode === UNSUPPORTED_VERSION && attempt === 0) {
         const own = res.apiKeys.find((k) => k.apiKey === ApiVersions.apiKey);
@@ -456,10 +492,38 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   // ---- SASL -------------------------------------------------------------------------------
 
+  /**
+   * authenticate() under one deadline for the whole exchange (handshake, every round, the token
+   * provider, PBKDF2): socketConnectionSetupTimeoutMs. Each request already has its own timeout,
+   * but a peer answering every round just in time, or a token provider that never settles, would
+   * otherwise hold a connect (or a re-authentication, with requests held behind it) forever.
+   */
+  private async authenticateWithin(reauth: boolean): Promise<void> {
+    const ms = this.config.socketConnectionSetupTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const err = new ConnectionError(
+          this.broker,
+          `SASL ${kafkaMechanismName(this.config.sasl!)} ${reauth ? 're-' : ''}authentication did not complete within ${ms} ms (socketConnectionSetupTimeoutMs); the connection is closed`,
+        );
+        this.fail(err, undefined);
+        reject(err);
+      }, ms);
+    });
+    try {
+      // race() handles the loser's rejection too: nothing is left unhandled.
+      await Promise.race([this.authenticate(reauth), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async authenticate(reauth: boolean): Promise<void> {
     const sasl = this.config.sasl!;
     const mechanism = kafkaMechanismName(sasl);
-    const handshake = await this.submit(SaslHandshake, { mechanism }, { version: this.version(SaslHandshake) }, false, true, undefined);
+    if (sasl.mechanism === 'plain' && this.config.ssl === undefined && !reauth) warnPlainOverPlaintext(this.logger, this.broker);
+    const handshake = await this.submit(SaslHandshake, { mechanism }, { version: this.version(SaslHandshake), internal: true });
     if (handshake.errorCode !== 0) {
       if (handshake.errorCode === UNSUPPORTED_SASL_MECHANISM) {
         throw new AuthenticationError(`${this.broker}: the broker does not enable SASL mechanism ${mechanism} (it enables: ${handshake.mechanisms.join(', ') || 'none'})`);
@@ -470,7 +534,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const authVersion = this.version(SaslAuthenticate);
     let sessionLifetimeMs = 0;
     const exchange = async (authBytes: Buffer): Promise<Buffer> => {
-      const res = await this.submit(SaslAuthenticate, { authBytes }, { version: authVersion }, false, true, undefined);
+      const res = await this.submit(SaslAuthenticate, { authBytes }, { version: authVersion, internal: true });
       if (res.errorCode !== 0) {
         const e = errorFor(res.errorCode);
         const said = res.errorMessage ? this.redact(res.errorMessage) : e.message;
@@ -524,7 +588,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (!this.reauthDue || this._state !== 'ready' || this.inflight.length > 0) return;
     this.reauthDue = false;
     this.logger.debug('reauthenticating', { broker: this.broker, nodeId: this.nodeId });
-    this.authenticate(true).then(
+    this.authenticateWithin(true).then(
       () => {
         this.authHold = false;
         if (this._state === 'closing') this.afterResponse();
@@ -545,30 +609,26 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   // ---- sending ----------------------------------------------------------------------------
 
-  private submit(
-    api: ApiDefinition<any, any>,
-    body: unknown,
-    options: RequestOptions | undefined,
-    raw: boolean,
-    internal: boolean,
-    decode: ((frame: Buffer) => unknown) | undefined,
-  ): Promise<any> {
+  private submit(api: ApiDefinition<any, any>, body: unknown, options: SubmitOptions): Promise<any> {
+    const { raw = false, internal = false, decode } = options;
     return new Promise((resolve, reject) => {
       if (this._state === 'closed') return reject(this.closedError());
       if (this._state === 'closing' && !internal) return reject(new ClosedError(`connection to ${this.broker}`));
       let version: number;
       let bytes: Buffer;
       let timeoutMs: number;
+      let maxResponseBytes: number;
       const correlationId = (this.correlationId = (this.correlationId + 1) & 0x7fffffff);
       try {
-        timeoutMs = options?.timeoutMs ?? this.config.requestTimeoutMs;
+        timeoutMs = options.timeoutMs ?? this.config.requestTimeoutMs;
         if (!(Number.isSafeInteger(timeoutMs) && timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive integer, got ${timeoutMs}`);
-        version = options?.version ?? this.version(api);
+        version = options.version ?? this.version(api);
         bytes = this.encode(api, version, correlationId, body);
+        maxResponseBytes = this.responseLimit(api, body);
       } catch (err) {
         return reject(err);
       }
-      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, deadline: Date.now() + timeoutMs, timer: undefined, resolve, reject };
+      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, deadline: Date.now() + timeoutMs, maxResponseBytes, timer: undefined, resolve, reject };
       if (internal || (this.held.length === 0 && this.canSend())) this.send(p);
       else {
         // Held back (throttled, re-authenticating): request.timeout.ms runs from now, not from
@@ -585,6 +645,21 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return writeRequestFrame(this.writer, api, version, correlationId, this.config.clientId, body);
   }
 
+
+  /**
+   * How large an answer to this request may be (item 1 of the hostile-peer rules: memory follows
+   * what we asked for, not what a peer announces): a Fetch its own maxBytes plus the KIP-74
+   * margin, the setup APIs a small fixed bound, the rest maxResponseBytes; never above maxFrameBytes.
+   */
+  private responseLimit(api: ApiDefinition<any, any>, body: unknown): number {
+    const ceiling = this.config.maxFrameBytes;
+    if (api.apiKey === 1) {
+      const maxBytes = (body as { maxBytes?: unknown } | undefined)?.maxBytes;
+      return typeof maxBytes === 'number' && maxBytes > 0 ? Math.min(ceiling, maxBytes + FETCH_RESPONSE_MARGIN_BYTES) : ceiling;
+    }
+    if (SETUP_APIS.has(api.apiKey)) return Math.min(ceiling, SETUP_RESPONSE_BYTES);
+    return Math.min(ceiling, this.config.maxResponseBytes);
+  }
 
   private canSend(): boolean {
     return this._state === 'ready' || this._state === 'closing' ? !this.authHold && Date.now() >= this.throttledUntil : false;
@@ -650,6 +725,44 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.fail(e, this.inflight[0]);
       return false;
     }
+  }
+
+  /**
+   * Every size prefix, before memory is taken for it: the peer's first bytes are checked for TLS,
+   * HTTP and SSH (a wrong port or a missing `ssl`), then the size against what the request at the
+   * head of the FIFO (the one this frame answers) admits.
+   */
+  private admitFrame(size: number, streamOffset: number, bytes: Buffer, start: number, end: number): void {
+    // Only the first frame's bytes are looked at (a view made once per connection, not per frame).
+    const head = streamOffset === 0 ? bytes.subarray(start, Math.min(end, start + 16)) : EMPTY;
+    if (streamOffset === 0) {
+      const foreign = foreignProtocol(head, this.config.ssl !== undefined);
+      if (foreign !== undefined) throw new ConnectionError(this.broker, `the server ${foreign} (first bytes: ${describeBytes(head)})`);
+    }
+    const p = this.inflight[0];
+    if (p === undefined) {
+      throw new KafkaProtocolError(`a response frame of ${size} bytes arrived with no request in flight`, { reason: 'invalid-value', offset: streamOffset });
+    }
+    if (size <= p.maxResponseBytes) return;
+    // Past the absolute maxFrameBytes mid-stream: the reader's own KafkaProtocolError says it.
+    if (streamOffset > 0 && size > this.config.maxFrameBytes) return;
+    if (streamOffset === 0) {
+      throw new ConnectionError(
+        this.broker,
+        `the first answer announces ${size} bytes, far more than any ${p.api.name} response (at most ${p.maxResponseBytes}): ` +
+          `this is probably not a Kafka listener (first bytes: ${describeBytes(head)}); check the host, the port and \`ssl\``,
+      );
+    }
+    const why =
+      p.api.apiKey === 1
+        ? `its maxBytes plus a ${FETCH_RESPONSE_MARGIN_BYTES}-byte margin for one oversized batch; raise fetchMaxBytes if a single batch really is larger`
+        : SETUP_APIS.has(p.api.apiKey)
+          ? 'a connection setup answer is never this large'
+          : 'maxResponseBytes';
+    throw new ConnectionError(
+      this.broker,
+      `the response to ${p.api.name} v${p.version} (correlation id ${p.correlationId}) announces ${size} bytes, more than the ${p.maxResponseBytes} this request admits (${why}); the connection is closed`,
+    );
   }
 
   private allocateFrame(size: number): Buffer {
@@ -857,6 +970,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (this.config.ssl && TLS_TRUST_ERRORS.has(code)) {
       return new AuthenticationError(`${this.broker}: TLS: the broker's certificate was refused (${code}): ${err.message}`, { cause: err });
     }
+    if (this.config.ssl && this._state === 'connecting' && this.tcpConnected && (TLS_NOT_SPOKEN.has(code) || /before secure TLS connection/.test(err.message))) {
+      return new ConnectionError(this.broker, `TLS handshake failed (${code || 'no code'}: ${err.message}): ${TLS_NOT_SPOKEN_HINT}`, { cause: err });
+    }
     return new ConnectionError(this.broker, `${this._state === 'connecting' ? 'could not connect' : 'socket error'}: ${err.message}`, { cause: err });
   }
 
@@ -864,10 +980,25 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.socketClosed = true;
     if (this._state !== 'closed') {
       // The broker hung up (for instance after a failed authentication or an unsupported request).
-      this.fail(new ConnectionError(this.broker, 'the broker closed the connection'), undefined);
+      this.fail(new ConnectionError(this.broker, `the broker closed the connection${this.hangUpHint()}`), undefined);
       return;
     }
     this.emitClose();
+  }
+
+  /** Why a peer may hang up at this point of the connection's life, as advice. */
+  private hangUpHint(): string {
+    if (this._state === 'connecting' && this.config.ssl) return ` during the TLS handshake: ${TLS_NOT_SPOKEN_HINT}`;
+    if (this._state === 'negotiating') {
+      return this.config.ssl
+        ? ' before answering ApiVersions; check the host and port'
+        : ' before answering ApiVersions: if this is an SSL listener, set `ssl`; otherwise check the host and port';
+    }
+    // A SASL listener answers ApiVersions, then hangs up on any other request before SaslHandshake.
+    if (this.config.sasl === undefined && this.counters.responsesReceived <= 1 && this._state === 'ready' && this.inflight.length > 0) {
+      return ' after ApiVersions, at the first request: if this is a SASL_PLAINTEXT or SASL_SSL listener, set `sasl`';
+    }
+    return '';
   }
 
   private emitClose(): void {
@@ -898,6 +1029,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Loggers already told that PLAIN goes over plaintext: the warning is given once per logger. */
+const warnedPlain = new WeakSet<Logger>();
+
+function warnPlainOverPlaintext(logger: Logger, broker: string): void {
+  if (warnedPlain.has(logger)) return;
+  warnedPlain.add(logger);
+  logger.warn('SASL PLAIN over a plaintext connection: the password crosses the network unencrypted; use ssl (SASL_SSL) or a SCRAM mechanism', {
+    broker,
+  });
+}
 
 /** Decodes the body of a frame from requestFrame() (call before release()). */
 export function decodeResponseBody<Res>(api: ApiDefinition<any, Res>, lease: ResponseFrameLease): Res {

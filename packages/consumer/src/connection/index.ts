@@ -24,4 +24,4 @@ export {
 export { FrameReader, type FrameReaderOptions, type FrameSink } from './socket-reader.js';
 export { SimpleFramePool, defaultFramePool, type FramePool, type SimpleFramePoolStats } from './frame-pool.js';
 export { Backoff, backoffDelay, type BackoffOptions } from './backoff.js';
-export { ScramClient, saslName, SCRAM_MIN_ITERATIONS, plainInitialResponse, oauthBearerInitialResponse, type ScramMechanism } from './sasl/index.js';
+export { ScramClient, saslName, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS, plainInitialResponse, oauthBearerInitialResponse, type ScramMechanism } from './sasl/index.js';

@@ -9,6 +9,7 @@ import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../logger.js';
 import { defaultFramePool, type FramePool } from './frame-pool.js';
+import { withRedaction } from './secrets.js';
 
 /** What an OAUTHBEARER token provider returns. */
 export interface OAuthBearerToken {
@@ -45,6 +46,12 @@ export interface ConnectionConfig {
   readBufferBytes?: number;
   /** A response announcing more bytes than this is a protocol error. Default 1 GiB. */
   maxFrameBytes?: number;
+  /**
+   * The largest answer admitted to a request other than Fetch (Fetch: its maxBytes plus 16 MiB;
+   * ApiVersions and SASL: 1 MiB). A peer announcing more is refused before anything is allocated,
+   * with a ConnectionError. Default 32 MiB (Metadata of a 200,000-partition cluster is about 10 MB).
+   */
+  maxResponseBytes?: number;
   /** How long close() waits for in-flight requests before giving up on them. Default 5000. */
   closeTimeoutMs?: number;
 }
@@ -66,6 +73,7 @@ export interface ResolvedConnectionConfig {
   framePool: FramePool;
   readBufferBytes: number;
   maxFrameBytes: number;
+  maxResponseBytes: number;
   closeTimeoutMs: number;
 }
 
@@ -107,19 +115,19 @@ export function validateSasl(value: unknown): SaslOptions | undefined {
     if (typeof value.oauthBearerProvider !== 'function') {
       throw new ConfigError('sasl.oauthBearerProvider must be a function returning { value, lifetimeMs?, extensions? } (or a promise of it)');
     }
-    return { mechanism, oauthBearerProvider: value.oauthBearerProvider as never };
+    return withRedaction({ mechanism, oauthBearerProvider: value.oauthBearerProvider as never });
   }
   if (typeof value.username !== 'string' || value.username === '') throw new ConfigError(`sasl.username must be a non-empty string for ${mechanism}`);
   // Describe the password's type only: its value must not reach a message.
   if (typeof value.password !== 'string') throw new ConfigError(`sasl.password must be a string for ${mechanism}, got ${value.password === null ? 'null' : typeof value.password}`);
-  return { mechanism: mechanism as 'plain', username: value.username, password: value.password };
+  return withRedaction({ mechanism: mechanism as 'plain', username: value.username, password: value.password });
 }
 
 export function validateSsl(value: unknown): SslOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return {};
   if (!isPlainObject(value)) throw new ConfigError(`ssl must be true or an object of node:tls options (ca, cert, key, servername, rejectUnauthorized, ...), got ${describe(value)}`);
-  return value as SslOptions;
+  return withRedaction({ ...(value as SslOptions) });
 }
 
 export function resolveConnectionConfig(config: ConnectionConfig): ResolvedConnectionConfig {
@@ -146,6 +154,7 @@ export function resolveConnectionConfig(config: ConnectionConfig): ResolvedConne
     framePool,
     readBufferBytes,
     maxFrameBytes: positiveInt('maxFrameBytes', config.maxFrameBytes, 1024 * 1024 * 1024),
+    maxResponseBytes: positiveInt('maxResponseBytes', config.maxResponseBytes, 32 * 1024 * 1024),
     closeTimeoutMs: positiveInt('closeTimeoutMs', config.closeTimeoutMs, 5_000, { allowZero: true }),
   };
 }

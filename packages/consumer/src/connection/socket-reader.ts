@@ -29,8 +29,11 @@
  *  4. Re-entrancy is an error: the read buffer is shared state, and a second read delivered while
  *     the first one's frames are being handled would overwrite them.
  *
- * A negative size, or one above `maxFrameBytes`, is a KafkaProtocolError: the stream is out of
- * step and the connection must be dropped. After any error the reader ignores further input.
+ * Every size prefix goes to `sink.admit()` first, while it is still only four bytes (plus what
+ * else the same read brought): memory follows what the owner agreed to receive for the request at
+ * the head of its queue, never what a peer announces. A negative size, or one above
+ * `maxFrameBytes`, is a KafkaProtocolError: the stream is out of step and the connection must be
+ * dropped. After any error the reader ignores further input.
  */
 import { KafkaProtocolError } from '@kwire/protocol';
 
@@ -42,6 +45,15 @@ export interface FrameSink {
    * until this call returns (rule 1). Otherwise the sink now owns `backing` (rule 2).
    */
   frame(frame: Buffer, backing: Buffer | undefined): void;
+  /**
+   * Called with each size prefix before anything is allocated or waited for: `size` as announced,
+   * `streamOffset` where the prefix starts in the stream (0: the peer's very first bytes), and
+   * the bytes received from there on as `bytes[start, end)` (at least 4; the read buffer itself,
+   * valid during the call: no view is made per frame). Throws to refuse the frame; the reader
+   * then fails with that error. May be called more than once for the same prefix (while a small
+   * frame is incomplete), so it must only look.
+   */
+  admit?(size: number, streamOffset: number, bytes: Buffer, start: number, end: number): void;
 }
 
 export interface FrameReaderOptions {
@@ -176,6 +188,7 @@ export class FrameReader {
     }
     while (end - o >= 4) {
       const size = s.readInt32BE(o);
+      this.sink.admit?.(size, this.position + o, s, o, end);
       if (size < 0 || size > this.maxFrameBytes) {
         throw new KafkaProtocolError(size < 0 ? `negative frame size ${size}` : `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes}`, {
           reason: 'invalid-length',

@@ -86,6 +86,8 @@ export interface FetchedPartitionOptions {
   readCommitted: boolean;
   checkCrcs: boolean;
   pool: BufferPool;
+  /** The consumer's maxDecompressedBytes (the codec default when absent). */
+  maxDecompressedBytes?: number;
   context: RecordContext;
   /** Buffered bytes changed: + on arrival and decompression, - when memory is let go. */
   onBytes: (delta: number) => void;
@@ -122,7 +124,7 @@ export class FetchedPartition {
     private readonly options: FetchedPartitionOptions,
   ) {
     frame.retain();
-    this.reader = readRecordBatches(records, { checkCrc: options.checkCrcs, pool: options.pool });
+    this.reader = readRecordBatches(records, { checkCrc: options.checkCrcs, pool: options.pool, maxDecompressedBytes: options.maxDecompressedBytes });
     this.aborted = options.readCommitted && abortedTransactions ? [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : [];
     this.size = records.length;
     options.onBytes(this.size);

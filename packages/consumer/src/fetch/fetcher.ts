@@ -391,6 +391,7 @@ export class Fetcher {
             readCommitted: config.isolationLevel === 'read_committed',
             checkCrcs: config.checkCrcs,
             pool: this.options.bufferPool,
+            maxDecompressedBytes: config.maxDecompressedBytes,
             context: this.partitionContext(state),
             onBytes: (delta) => {
               state.bufferedBytes += delta;

@@ -26,7 +26,8 @@ export class AppendFile {
   private closing: Promise<void> | undefined;
 
   constructor(path: string) {
-    this.stream = createWriteStream(path);
+    // Owner only: a capture holds whatever crossed the wire (records, and secrets with --keep-secrets).
+    this.stream = createWriteStream(path, { mode: 0o600 });
     this.stream.on('error', (err) => {
       this.failed ??= err;
     });
@@ -71,7 +72,7 @@ export class CaptureWriter {
 
   /** Creates the folder (it must not hold a capture already) and writes capture.json. */
   constructor(dir: string, info: { recorder: string; target: string; listen: string }) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const existing = readdirSync(dir).filter((f) => f === INDEX_FILE || f.endsWith('.bin'));
     if (existing.length > 0) throw new Error(`${dir} already holds a capture (${existing[0]}); choose an empty folder`);
     this.dir = dir;
@@ -110,6 +111,6 @@ export class CaptureWriter {
   }
 
   private writeInfo(): void {
-    writeFileSync(join(this.dir, CAPTURE_INFO_FILE), `${JSON.stringify(this.info, null, 2)}\n`);
+    writeFileSync(join(this.dir, CAPTURE_INFO_FILE), `${JSON.stringify(this.info, null, 2)}\n`, { mode: 0o600 });
   }
 }

@@ -15,6 +15,7 @@
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { API_KEY_NAMES, ApiKey } from '@kwire/protocol';
 import { CaptureWriter, type AppendFile } from './capture-writer.js';
+import { ConnectionRedactor } from './redact.js';
 import { parseRequestHead, type RequestHead } from './request-head.js';
 import { carriesAddresses, rewriteAddresses, type Address } from './rewrite.js';
 
@@ -33,6 +34,11 @@ export interface RecordingProxyOptions {
   log?: (line: string) => void;
   /** Largest frame the tracker accepts before a connection turns blind (default 1 GiB). */
   maxFrameBytes?: number;
+  /**
+   * Write SASL secrets (PLAIN passwords, SCRAM proofs and signatures, OAUTHBEARER tokens) to the
+   * capture as they crossed the wire. Default false: they are replaced in place (redact.ts).
+   */
+  keepSecrets?: boolean;
 }
 
 export interface ProxyStats {
@@ -147,6 +153,11 @@ export class RecordingProxy {
   }
 
   /** @internal */
+  get keepSecrets(): boolean {
+    return this.options.keepSecrets === true;
+  }
+
+  /** @internal */
   log(line: string): void {
     this.options.log?.(line);
   }
@@ -207,6 +218,10 @@ class ProxyConnection {
   private readonly broker: Socket;
   private readonly clientFile: AppendFile;
   private readonly brokerFile: AppendFile;
+  /** What receives each direction's bytes for the capture: the file, or the redactor in front of it. */
+  private readonly clientRecord: Pick<AppendFile, 'write'>;
+  private readonly brokerRecord: Pick<AppendFile, 'write'>;
+  private readonly redactor: ConnectionRedactor | undefined;
   private rewrittenFile: AppendFile | undefined;
   private readonly maxFrameBytes: number;
   private readonly req = newTrack(REQUEST_HEAD_BYTES);
@@ -237,6 +252,9 @@ class ProxyConnection {
     const w = proxy.writer;
     this.clientFile = w.stream(id, 'client');
     this.brokerFile = w.stream(id, 'broker');
+    this.redactor = proxy.keepSecrets ? undefined : new ConnectionRedactor(this.clientFile, this.brokerFile);
+    this.clientRecord = this.redactor?.client ?? this.clientFile;
+    this.brokerRecord = this.redactor?.broker ?? this.brokerFile;
     w.line({ type: 'connection', conn: id, at: w.now(), client: `${client.remoteAddress}:${client.remotePort}`, listener, broker: addr(broker) });
     client.setNoDelay(true);
     this.broker = connect({ host: broker.host, port: broker.port, noDelay: true });
@@ -285,7 +303,7 @@ class ProxyConnection {
 
   private fromClient(chunk: Buffer): void {
     if (!this.broker.write(chunk)) this.hold('client', (fn) => this.broker.once('drain', fn));
-    if (!this.clientFile.write(chunk)) this.hold('client', (fn) => this.clientFile.onDrain(fn));
+    if (!this.clientRecord.write(chunk)) this.hold('client', (fn) => this.clientFile.onDrain(fn));
     this.proxy.stats.clientBytes += chunk.length;
     const t = this.req;
     if (t.blind) {
@@ -340,7 +358,7 @@ class ProxyConnection {
    * ------------------------------------------------------------------------------------------- */
 
   private fromBroker(chunk: Buffer): void {
-    if (!this.brokerFile.write(chunk)) this.hold('broker', (fn) => this.brokerFile.onDrain(fn));
+    if (!this.brokerRecord.write(chunk)) this.hold('broker', (fn) => this.brokerFile.onDrain(fn));
     this.proxy.stats.brokerBytes += chunk.length;
     const t = this.res;
     if (t.blind) {
@@ -409,6 +427,7 @@ class ProxyConnection {
     this.writeExchange(p, { offset, length, at, end });
     // SaslHandshake v0: on success, raw SASL tokens without Kafka headers follow in both directions.
     if (p.head.apiKey === ApiKey.SaslHandshake && p.head.apiVersion === 0 && head.length >= 10 && head.readInt16BE(8) === 0) {
+      this.redactor?.rawSasl();
       this.goBlind('client', 'SaslHandshake v0: raw SASL tokens follow');
       this.goBlind('broker', 'SaslHandshake v0: raw SASL tokens follow');
     }
@@ -572,6 +591,7 @@ class ProxyConnection {
     // Held rewrites settle (they never reject) before the exchange lines are final.
     while (this.pumping || this.out.length > 0) await new Promise((r) => setImmediate(r));
     for (const p of this.pending.splice(0)) this.writeExchange(p, null, 'unanswered');
+    this.redactor?.end();
     const w = this.proxy.writer;
     w.line({
       type: 'close',

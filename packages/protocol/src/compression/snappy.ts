@@ -37,6 +37,19 @@ export function isXerialSnappy(src: Uint8Array): boolean {
   return hasHeaderAt(src, 0);
 }
 
+/**
+ * The most output one byte of a raw block can stand for: a 3-byte copy tag yields at most 64 bytes
+ * (the densest element), so a block declaring more than 22 x its own size is corrupt, and is
+ * refused before its output is allocated (else 10 hostile bytes could claim the whole limit).
+ */
+const MAX_EXPANSION = 22;
+
+function checkExpansion(declared: number, blockBytes: number, at: number): void {
+  if (declared > blockBytes * MAX_EXPANSION) {
+    throw compressionError(`snappy block of ${blockBytes} bytes declares ${declared} bytes, more than any snappy block that size can produce`, at);
+  }
+}
+
 // Position after the last varint read by blockLength (synchronous use only).
 let varintEnd = 0;
 
@@ -127,6 +140,7 @@ export function snappyDecompress(src: Buffer, maxBytes: number, pool: BufferPool
   if (!hasHeaderAt(src, 0)) {
     const total = blockLength(src, 0, len);
     if (total > maxBytes) throw overLimit('snappy', total, maxBytes);
+    checkExpansion(total, len, 0);
     const out = allocOutput(pool, total);
     try {
       decodeTags(src, varintEnd, len, out, 0, total);
@@ -150,7 +164,9 @@ export function snappyDecompress(src: Buffer, maxBytes: number, pool: BufferPool
     if (blockSize <= 0 || blockSize > len - p - 4) {
       throw compressionError(`xerial snappy block of ${blockSize} bytes, ${len - p - 4} left`, p);
     }
-    total += blockLength(src, p + 4, p + 4 + blockSize);
+    const declared = blockLength(src, p + 4, p + 4 + blockSize);
+    checkExpansion(declared, blockSize, p + 4);
+    total += declared;
     if (total > maxBytes) throw overLimit('snappy', `more than ${maxBytes}`, maxBytes);
     p += 4 + blockSize;
   }

@@ -13,6 +13,14 @@ import { allocOutput, freeOutput, type Decompressed } from './output.js';
  * the limit) or only its epilogue (checksum, end of frame) is left. Several frames back to back
  * are decoded one after another, as zstd-jni's reader does.
  *
+ * Memory is bounded before the decoder runs: the declared content size against the limit, and the
+ * window the decoder would allocate (Window_Descriptor, RFC 8878 §3.1.1.1.2) against
+ * max(limit, 8 MiB): a window larger than what the batch may decompress to is memory no honest
+ * batch needs, except below 8 MiB, the window every zstd decoder is expected to support (zstd-jni
+ * at level 3 writes 2 MiB windows whatever the batch size). The first frame's header is read here,
+ * for a message that names the limit; later frames are held to the same bound by the decoder's
+ * windowLogMax.
+ *
  * One decompression context is kept for the process and reset before each use: all calls here are
  * synchronous, so it is never shared by two decodes at once.
  */
@@ -20,11 +28,44 @@ import { allocOutput, freeOutput, type Decompressed } from './output.js';
 let dctx: InstanceType<typeof binding.DCtx> | undefined;
 const scratch = Buffer.allocUnsafeSlow(1);
 const MIN_GUESS = 64 * 1024;
+const FRAME_MAGIC = 0xfd2fb528;
+/** RFC 8878 §3.1.1.1.2: decoders should support windows up to 8 MiB. */
+const ALWAYS_ALLOWED_WINDOW = 8 * 1024 * 1024;
 
-function context(): InstanceType<typeof binding.DCtx> {
+/** The largest window a frame may ask for under `maxBytes`. */
+export function zstdWindowLimit(maxBytes: number): number {
+  return Math.max(maxBytes, ALWAYS_ALLOWED_WINDOW);
+}
+
+/**
+ * The window size the zstd frame at src[0] asks for, from its header: the content size for a
+ * single-segment frame, else what the Window_Descriptor says; null when src does not start with a
+ * zstd frame header (a skippable frame, or too few bytes: the decoder words those).
+ */
+export function zstdFrameWindow(src: Uint8Array): number | null {
+  if (src.length < 6 || (src[0]! | (src[1]! << 8) | (src[2]! << 16) | (src[3]! << 24)) >>> 0 !== FRAME_MAGIC) return null;
+  const descriptor = src[4]!;
+  if ((descriptor & 0x20) !== 0) return null; // single segment: the window is the content size, checked as such
+  const wd = src[5]!;
+  const windowLog = 10 + (wd >>> 3);
+  const base = 2 ** windowLog;
+  return base + (base / 8) * (wd & 7);
+}
+
+function context(maxBytes: number): InstanceType<typeof binding.DCtx> {
   dctx ??= new binding.DCtx();
   dctx.reset(binding.ResetDirective.sessionOnly);
+  // Later frames of the same input: the decoder itself refuses windows over the bound.
+  dctx.setParameter(binding.DParameter.windowLogMax, Math.min(31, Math.max(10, Math.floor(Math.log2(zstdWindowLimit(maxBytes))))));
   return dctx;
+}
+
+/** `window` undefined: a later frame, refused by the decoder itself (windowLogMax). */
+function windowOverLimit(window: number | undefined, maxBytes: number, offset: number): Error {
+  return compressionError(
+    `zstd frame asks for ${window === undefined ? 'a window' : `a ${window}-byte window`}, more than the ${zstdWindowLimit(maxBytes)} bytes allowed under the limit of ${maxBytes} bytes (maxDecompressedBytes)`,
+    offset,
+  );
 }
 
 export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool | null): Decompressed {
@@ -35,7 +76,9 @@ export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool |
     throw compressionError(`corrupt zstd frame header: ${(err as Error).message}`, 0, err);
   }
   if (declared !== null && declared > maxBytes) throw overLimit('zstd', declared, maxBytes);
-  const ctx = context();
+  const window = zstdFrameWindow(src);
+  if (window !== null && window > zstdWindowLimit(maxBytes)) throw windowOverLimit(window, maxBytes, 5);
+  const ctx = context(maxBytes);
   let want = declared !== null ? declared : Math.min(maxBytes, Math.max(MIN_GUESS, src.length * 4));
   let out = allocOutput(pool, Math.max(1, want));
   let cap = Math.min(out.length, maxBytes);
@@ -74,6 +117,7 @@ export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool |
   } catch (err) {
     freeOutput(pool, out);
     if ((err as { reason?: unknown }).reason === 'compression') throw err;
+    if (/too much memory/i.test((err as Error).message)) throw windowOverLimit(undefined, maxBytes, inPos);
     throw compressionError(`corrupt zstd data: ${(err as Error).message}`, inPos, err);
   }
   return { buffer: out, length: outLen, pool };

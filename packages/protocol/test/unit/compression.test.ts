@@ -149,6 +149,12 @@ test('snappy: declared sizes over the limit are refused before allocating', () =
   assert.match(err.message, /exceeds the limit/);
   const framed = snappyCompress(text(200_000));
   compressionError(() => decompress(2, framed, 199_999, pool));
+  // Under the limit but impossible for its size: 1 MiB declared by an 8-byte block, refused
+  // before the output is taken (a 3-byte copy tag, the densest element, yields at most 64 bytes).
+  const p = new BufferPool();
+  const liar = compressionError(() => decompress(2, Buffer.from([0x80, 0x80, 0x40, 0x00, 0x61, 0x01, 0x00, 0x00]), LIMIT, p));
+  assert.match(liar.message, /snappy block of 8 bytes declares 1048576 bytes, more than any snappy block that size can produce/);
+  assert.is(p.stats.misses + p.stats.hits, 0, 'nothing allocated');
   const d = decompress(2, framed, 200_000, pool);
   assert.is(d.length, 200_000);
   pool.release(d.buffer);
@@ -382,6 +388,25 @@ test('zstd: a declared content size over the limit is refused before decoding', 
   const frame = zstdFrame(text(2000), true, false);
   const err = compressionError(() => decompress(4, frame, 1999, pool));
   assert.match(err.message, /2000 bytes exceeds/);
+});
+
+test('zstd: a window larger than max(limit, 8 MiB) is refused from the header, before the decoder allocates it', () => {
+  const data = text(50_000);
+  const frame = Buffer.from(zstdFrame(data, false, false));
+  assert.is(frame[4]! & 0x20, 0, 'not single-segment: the header carries a window descriptor');
+  // Window_Descriptor 0x88: exponent 17, mantissa 0 -> 2^27 = 128 MiB. The data still decodes with it.
+  frame[5] = 0x88;
+  assert.equal(bytes(decompress(4, frame, 256 * 1024 * 1024, pool)), data);
+  const err = compressionError(() => decompress(4, frame, LIMIT, pool));
+  assert.match(err.message, /zstd frame asks for a 134217728-byte window, more than the 67108864 bytes allowed under the limit of 67108864 bytes \(maxDecompressedBytes\)/);
+  // Under a small limit, windows up to 8 MiB still pass (zstd-jni's level-3 windows are 2 MiB).
+  frame[5] = (21 - 10) << 3;
+  assert.equal(bytes(decompress(4, frame, 60_000, pool)), data);
+  // A later frame of the same input is held to the bound by the decoder (windowLogMax).
+  const big = Buffer.from(frame);
+  big[5] = 0x88;
+  const later = compressionError(() => decompress(4, Buffer.concat([zstdFrame(data, false, false), big]), 200_000, pool));
+  assert.match(later.message, /zstd frame asks for a window, more than the 8388608 bytes allowed under the limit of 200000 bytes/);
 });
 
 test('zstd: two frames back to back decode to both', () => {

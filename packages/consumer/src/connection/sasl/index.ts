@@ -12,7 +12,7 @@ import { oauthBearerInitialResponse } from './oauthbearer.js';
 import { plainInitialResponse } from './plain.js';
 import { ScramClient } from './scram.js';
 
-export { ScramClient, saslName, SCRAM_MIN_ITERATIONS, type ScramMechanism } from './scram.js';
+export { ScramClient, saslName, SCRAM_MAX_ITERATIONS, SCRAM_MIN_ITERATIONS, type ScramMechanism } from './scram.js';
 export { plainInitialResponse } from './plain.js';
 export { oauthBearerInitialResponse } from './oauthbearer.js';
 

@@ -10,8 +10,10 @@
  * SaltedPassword = PBKDF2-HMAC-H(password, salt, iterations); ClientKey = HMAC(SaltedPassword,
  * "Client Key"); ServerKey = HMAC(SaltedPassword, "Server Key").
  *
- * Like Kafka's ScramSaslClient, the password is taken as UTF-8 without SASLprep, and fewer than
- * 4096 iterations are refused (a server asking for fewer is either broken or downgrading us).
+ * Like Kafka's ScramSaslClient, the password is taken as UTF-8 without SASLprep, and the iteration
+ * count must lie where Kafka's ScramMechanism puts it, 4096 to 16384: fewer means a broken or
+ * downgrading server, more a server making us burn CPU (2^31-1 iterations of PBKDF2 would take
+ * this machine about an hour), and no Kafka broker can store credentials outside that range.
  * The server signature is always verified: a broker that cannot prove it knows the password's
  * derived key is not the broker we mean to talk to.
  */
@@ -27,6 +29,8 @@ const HASHES: Record<ScramMechanism, { hash: 'sha256' | 'sha512'; bytes: number 
 
 /** Kafka's ScramMechanism.minIterations for both mechanisms. */
 export const SCRAM_MIN_ITERATIONS = 4096;
+/** Kafka's ScramMechanism.maxIterations for both mechanisms. */
+export const SCRAM_MAX_ITERATIONS = 16384;
 
 /** RFC 5802 saslname: "=" and "," escaped as =3D and =2C. */
 export function saslName(username: string): string {
@@ -92,8 +96,10 @@ export class ScramClient {
     }
     if (!/^\d{1,10}$/.test(iterText)) throw new AuthenticationError(`${this.mechanism}: invalid iteration count "${iterText.slice(0, 12)}"`);
     const iterations = Number(iterText);
-    if (iterations < SCRAM_MIN_ITERATIONS) {
-      throw new AuthenticationError(`${this.mechanism}: the broker asks for ${iterations} iterations, below the minimum of ${SCRAM_MIN_ITERATIONS}`);
+    if (iterations < SCRAM_MIN_ITERATIONS || iterations > SCRAM_MAX_ITERATIONS) {
+      throw new AuthenticationError(
+        `${this.mechanism}: the broker asks for ${iterations} iterations, outside the ${SCRAM_MIN_ITERATIONS}-${SCRAM_MAX_ITERATIONS} a Kafka broker can store; not a broker to authenticate to`,
+      );
     }
     const salt = Buffer.from(saltText, 'base64');
     if (salt.length === 0) throw new AuthenticationError(`${this.mechanism}: empty salt`);
