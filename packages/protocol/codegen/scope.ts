@@ -26,6 +26,9 @@ export const API_SCOPE: readonly ApiScope[] = [
   { name: 'OffsetFetch', min: 8, max: 10, file: 'offset-fetch' },
   { name: 'ListOffsets', min: 6, max: 11, file: 'list-offsets' },
   { name: 'Fetch', min: 12, max: 18, file: 'fetch' },
+  // KIP-320: the consumer's check that its position survived a leader change (log truncation).
+  // 4.x offers 2-4; v4 is the flexible one.
+  { name: 'OffsetForLeaderEpoch', min: 4, max: 4, file: 'offset-for-leader-epoch' },
   { name: 'ConsumerGroupHeartbeat', min: 0, max: 1, file: 'consumer-group-heartbeat' },
   // Never flexible: v1 is the one that lets SaslAuthenticate carry the tokens.
   { name: 'SaslHandshake', min: 1, max: 1, file: 'sasl-handshake' },

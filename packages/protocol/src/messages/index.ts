@@ -13,6 +13,7 @@ import { OffsetCommit } from './offset-commit.js';
 import { OffsetFetch } from './offset-fetch.js';
 import { ListOffsets } from './list-offsets.js';
 import { Fetch } from './fetch.js';
+import { OffsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { ConsumerGroupHeartbeat } from './consumer-group-heartbeat.js';
 import { SaslHandshake } from './sasl-handshake.js';
 import { SaslAuthenticate } from './sasl-authenticate.js';
@@ -32,6 +33,7 @@ export * from './offset-commit.js';
 export * from './offset-fetch.js';
 export * from './list-offsets.js';
 export * from './fetch.js';
+export * from './offset-for-leader-epoch.js';
 export * from './consumer-group-heartbeat.js';
 export * from './sasl-handshake.js';
 export * from './sasl-authenticate.js';
@@ -55,6 +57,7 @@ export const API_DEFINITIONS: ReadonlyMap<number, ApiDefinition> = new Map<numbe
   [OffsetFetch.apiKey, OffsetFetch as ApiDefinition],
   [ListOffsets.apiKey, ListOffsets as ApiDefinition],
   [Fetch.apiKey, Fetch as ApiDefinition],
+  [OffsetForLeaderEpoch.apiKey, OffsetForLeaderEpoch as ApiDefinition],
   [ConsumerGroupHeartbeat.apiKey, ConsumerGroupHeartbeat as ApiDefinition],
   [SaslHandshake.apiKey, SaslHandshake as ApiDefinition],
   [SaslAuthenticate.apiKey, SaslAuthenticate as ApiDefinition],

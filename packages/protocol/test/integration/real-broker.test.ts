@@ -178,6 +178,34 @@ test('ListOffsets v6-11: earliest 0 and latest summing to the records ProducerPe
   checkBytes();
 });
 
+test('OffsetForLeaderEpoch v4: epoch 0 ends at each log end (summing to the records written); a future epoch is UNKNOWN_LEADER_EPOCH', async () => {
+  for (const v of versionsOf(ApiKey.OffsetForLeaderEpoch)) {
+    const md = await metadata([loaded]);
+    const epochs = new Map(md.topics[0]!.partitions.map((p) => [p.partitionIndex, p.leaderEpoch]));
+    const res = await client.call(ApiKey.OffsetForLeaderEpoch, v, {
+      replicaId: -1,
+      topics: [
+        { topic: loaded, partitions: [0, 1, 2].map((p) => ({ partition: p, currentLeaderEpoch: epochs.get(p)!, leaderEpoch: 0 })) },
+        { topic: `missing-${run}`, partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] },
+      ],
+    });
+    const parts = res.topics.find((t: { topic: string }) => t.topic === loaded).partitions;
+    assert.equal(parts.map((p: { errorCode: number }) => p.errorCode), [0, 0, 0], `v${v}`);
+    // The single broker never changed leaders: epoch 0 is the current one, so it ends at the log end.
+    assert.ok(parts.every((p: { leaderEpoch: number }) => p.leaderEpoch === 0));
+    assert.is(parts.reduce((s: bigint, p: { endOffset: bigint }) => s + p.endOffset, 0n), BigInt(RECORDS));
+    const missing = res.topics.find((t: { topic: string }) => t.topic === `missing-${run}`).partitions[0];
+    assert.is(missing.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    // A current leader epoch newer than the broker's: the client's metadata is ahead of the broker.
+    const ahead = await client.call(ApiKey.OffsetForLeaderEpoch, v, {
+      replicaId: -1,
+      topics: [{ topic: loaded, partitions: [{ partition: 0, currentLeaderEpoch: epochs.get(0)! + 5, leaderEpoch: 0 }] }],
+    });
+    assert.is(ahead.topics[0].partitions[0].errorCode, ErrorCode.UNKNOWN_LEADER_EPOCH);
+  }
+  checkBytes();
+});
+
 test('Fetch v12-18: every partition from 0, high watermarks summing to the records written, records bytes present', async () => {
   const topicId = topicIds.get(loaded)!;
   for (const v of versionsOf(ApiKey.Fetch)) {
