@@ -474,7 +474,7 @@ export async function consoleShareConsumer(target: KafkaTarget, options: Console
   for (const [k, v] of Object.entries(options.props ?? {})) props[k] = String(v);
   const label = `console share consumer ${options.topic}`;
   const { stdout, stderr, code } = await withClientConfig(props, (config) =>
-    runTool(target.dist, 'org.apache.kafka.tools.consumer.ConsoleShareConsumer', config ? [...args, '--consumer-config', config] : args, {
+    runTool(target.dist, 'org.apache.kafka.tools.consumer.ConsoleShareConsumer', config ? [...args, '--command-config', config] : args, {
       timeoutMs: (options.idleTimeoutMs ?? 30_000) + 120_000,
       label,
     }),

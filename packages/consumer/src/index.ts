@@ -1,6 +1,10 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
 export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
 export { MessageStream } from './streams.js';
+export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
+export { ShareRecord, ShareBatch } from './share/records.js';
+export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
+export type { ShareAssignment } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
