@@ -82,6 +82,8 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   private closingPromise: Promise<void> | undefined;
   private closed = false;
   private lastYield = performance.now();
+  /** The application left its loop (break, throw): nothing more is acquired until it polls again. */
+  private parked = false;
   /** The batch the application holds now (iteration), settled by the finished rule. */
   private current: ShareBatch<K, V> | undefined;
 
@@ -251,6 +253,9 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       get closing() {
         return self.closing;
       },
+      get wantsRecords() {
+        return !self.parked && self.queue.length === 0 && !self.closing;
+      },
       assignedAt: (nodeId: number) => this.byLeader.get(nodeId) ?? new Map<string, SharePartitionRef>(),
       context: (topic: string, partition: number) => this.context(topic, partition),
       deliver: (batches: ShareBatch[]) => {
@@ -295,6 +300,10 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     w?.();
   }
 
+  private wakeSessions(): void {
+    for (const s of this.sessions.values()) s.wake();
+  }
+
   /**
    * The next batch of acquired records, waiting for one; null once closed. Throws the consumer's
    * fatal error, or once a problem worth hearing (corrupt data, which was released).
@@ -308,8 +317,13 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
         throw err;
       }
       if (this.closed || this.closing) return null;
+      if (this.parked) {
+        this.parked = false;
+        this.wakeSessions();
+      }
       const batch = this.queue.shift();
       if (batch) {
+        if (this.queue.length === 0) this.wakeSessions();
         const now = performance.now();
         if (now - this.lastYield > this.config.yieldIntervalMs) {
           await yieldToLoop();
@@ -367,6 +381,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
         // break or throw: whatever the loop did not settle was not finished.
         const previous = this.current;
         this.current = undefined;
+        this.parked = true;
         if (previous) this.abandon(previous, 0);
         return { value: undefined, done: true };
       },
@@ -398,6 +413,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
           },
           return: async () => {
             // The record the loop was on (and the rest of its batch) was not finished.
+            self.parked = true;
             if (batch) self.abandon(batch, Math.max(0, i - 1));
             batch = undefined;
             return { value: undefined, done: true };

@@ -162,6 +162,7 @@ export class ShareMembership {
       subscribedTopicNames: sendTopics ? this.topics : null,
     });
     this.heartbeats++;
+    this.host.logger.debug('ShareGroupHeartbeat', { groupId: this.host.config.groupId, memberEpoch: epoch, errorCode: res.errorCode, newEpoch: res.memberEpoch, assignment: res.assignment ? res.assignment.topicPartitions.reduce((n, t) => n + t.partitions.length, 0) : null });
     if (res.errorCode === 0 && sendTopics) this.topicsChanged = false;
     return res;
   }

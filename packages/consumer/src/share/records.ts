@@ -42,8 +42,8 @@ export class Delivery {
     this.deadline = deadline;
   }
 
-  acquire(offset: bigint): void {
-    const i = Number(offset - this.first);
+  /** Marks the offset at index `i` of the span (first + i) acquired. */
+  acquireAt(i: number): void {
     if (this.types[i] === NOT_ACQUIRED) {
       this.types[i] = PENDING;
       this.pending++;

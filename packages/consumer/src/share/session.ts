@@ -60,6 +60,12 @@ export interface SessionHost {
   readonly counters: ShareCounters;
   /** True once close() began: nothing new is delivered, what arrives is released. */
   readonly closing: boolean;
+  /**
+   * The application wants more: nothing waits in the queue and it has not left its loop. Records
+   * are acquired only then: what a member acquires is locked away from the others until it is
+   * settled or the lock runs out, so a member that stopped reading must not keep taking more.
+   */
+  readonly wantsRecords: boolean;
   /** Assigned partitions whose leader is `nodeId`. */
   assignedAt(nodeId: number): Map<string, SharePartitionRef>;
   context(topic: string, partition: number): RecordContext;
@@ -71,10 +77,57 @@ export interface SessionHost {
   acknowledged(results: ShareAcknowledgeResult[], via: 'fetch' | 'commit' | 'close'): void;
 }
 
-interface AckBatch {
+/** One AcknowledgementBatch of ShareFetch/ShareAcknowledge: one type for the range, or one per offset. */
+export interface AckBatch {
   firstOffset: bigint;
   lastOffset: bigint;
   acknowledgeTypes: number[];
+}
+
+/**
+ * Takes a delivery's settled slots (marking them SENT) as acknowledgement batches: consecutive
+ * offsets form one batch, with a single type when they share it and a type per offset when not.
+ * Past the acquisition lock nothing is sent: the broker took the records back when the lock ran
+ * out (and may have given them to another member), so acknowledging them now would only be
+ * refused; they are counted as lockExpired instead (gaps are not counted: they were never records).
+ */
+export function takeSettled(d: Delivery, now: number): { batches: AckBatch[]; records: number; lockExpired: number; byType: number[] } {
+  const batches: AckBatch[] = [];
+  const byType = [0, 0, 0, 0, 0];
+  let records = 0;
+  let lockExpired = 0;
+  const expired = now > d.deadline;
+  const types = d.types;
+  let run: AckBatch | undefined;
+  let runType = -1;
+  let runEnd = -2;
+  for (let i = 0; i < types.length; i++) {
+    const t = types[i]!;
+    if (t < 0) continue;
+    types[i] = SENT;
+    d.settled--;
+    if (expired) {
+      if (t !== ACK.gap) lockExpired++;
+      continue;
+    }
+    records++;
+    byType[t]!++;
+    if (run && runEnd === i - 1) {
+      run.lastOffset = d.first + BigInt(i);
+      if (runType >= 0 && t !== runType) {
+        // Mixed types: one type per offset from here on.
+        run.acknowledgeTypes = new Array<number>(Number(run.lastOffset - run.firstOffset)).fill(runType);
+        runType = -2;
+      }
+      if (runType === -2) run.acknowledgeTypes.push(t);
+    } else {
+      run = { firstOffset: d.first + BigInt(i), lastOffset: d.first + BigInt(i), acknowledgeTypes: [t] };
+      runType = t;
+      batches.push(run);
+    }
+    runEnd = i;
+  }
+  return { batches, records, lockExpired, byType };
 }
 
 interface PartitionAcks {
@@ -156,8 +209,9 @@ export class ShareSession {
         await this.sleep();
         continue;
       }
-      if (this.outstanding > 0) {
-        // The application holds records of the last response: their acknowledgements go on the next fetch.
+      if (this.outstanding > 0 || !this.host.wantsRecords) {
+        // The application holds records of the last response (their acknowledgements go on the
+        // next fetch), or has enough: wait for it.
         await this.sleep();
         continue;
       }
@@ -195,54 +249,19 @@ export class ShareSession {
         acks = { ref: { topic: d.topic, topicId: d.topicId, partition: d.partition, key: d.key }, batches: [], records: 0, lockExpired: 0 };
         out.set(d.key, acks);
       }
-      const expired = now > d.deadline;
-      const types = d.types;
-      let run: AckBatch | undefined;
-      let runType = -1;
-      for (let i = 0; i < types.length; i++) {
-        const t = types[i]!;
-        if (t < 0) {
-          run = undefined;
-          continue;
-        }
-        types[i] = SENT;
-        d.settled--;
-        if (expired) {
-          // The broker took these back when the lock ran out (and may have given them to someone
-          // else): acknowledging them now would only be refused. Counted and reported instead.
-          if (t !== ACK.gap) acks.lockExpired++;
-          continue;
-        }
-        acks.records++;
-        const offset = d.first + BigInt(i);
-        if (run && run.lastOffset + 1n === offset) {
-          run.lastOffset = offset;
-          if (runType >= 0 && t !== runType) {
-            // Mixed types: one type per offset from here on.
-            const n = Number(run.lastOffset - run.firstOffset);
-            run.acknowledgeTypes = new Array<number>(n).fill(runType);
-            runType = -2;
-          }
-          if (runType === -2) run.acknowledgeTypes.push(t);
-        } else {
-          run = { firstOffset: offset, lastOffset: offset, acknowledgeTypes: [t] };
-          runType = t;
-          acks.batches.push(run);
-        }
-        this.count(t);
-      }
+      const taken = takeSettled(d, now);
+      acks.batches.push(...taken.batches);
+      acks.records += taken.records;
+      acks.lockExpired += taken.lockExpired;
+      const c = this.host.counters.acknowledged;
+      c.accept += taken.byType[ACK.accept]!;
+      c.release += taken.byType[ACK.release]!;
+      c.reject += taken.byType[ACK.reject]!;
+      c.gap += taken.byType[ACK.gap]!;
       if (d.done) this.deliveries.delete(d);
     }
     for (const [k, a] of out) if (a.records === 0 && a.lockExpired === 0) out.delete(k);
     return out;
-  }
-
-  private count(t: number): void {
-    const c = this.host.counters.acknowledged;
-    if (t === ACK.accept) c.accept++;
-    else if (t === ACK.release) c.release++;
-    else if (t === ACK.reject) c.reject++;
-    else if (t === ACK.gap) c.gap++;
   }
 
   private static topics(acks: Iterable<PartitionAcks>, extra: Iterable<SharePartitionRef> = []) {
@@ -399,11 +418,12 @@ export class ShareSession {
     });
     const counts = new Int16Array(span);
     for (const r of sorted) {
-      for (let o = r.firstOffset; o <= r.lastOffset; o++) {
-        delivery.acquire(o);
-        counts[Number(o - first)] = r.deliveryCount;
-      }
+      const from = Number(r.firstOffset - first);
       const n = Number(r.lastOffset - r.firstOffset + 1n);
+      for (let i = from; i < from + n; i++) {
+        delivery.acquireAt(i);
+        counts[i] = r.deliveryCount;
+      }
       host.counters.recordsAcquired += n;
       if (r.deliveryCount > 1) host.counters.redeliveries += n;
     }

@@ -6,15 +6,17 @@
 // member frozen (SIGSTOP) past the acquisition lock (its records go to another member, and its late
 // acknowledgements are reported as expired, not sent); a share group next to a consumer group on
 // the same topic; a bounded close that releases what was not finished.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alterGroupConfig, consoleShareConsumer, createTopic, describeShareGroup, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, createShareConsumer, type ShareAcknowledgeResult, type ShareBatch, type ShareConsumer } from '../../src/index.js';
+import { alterGroupConfig, consoleShareConsumer, describeShareGroup, useKafka, type TestKafka } from '@kwire/broker';
+import { CreateTopics, ShareGroupDescribe } from '@kwire/protocol';
+import { BrokerPool, createConsumer, createShareConsumer, type ShareAcknowledgeResult, type ShareBatch, type ShareConsumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 import { until, within } from './waits.js';
 
@@ -22,6 +24,7 @@ let kafka: TestKafka;
 let producer: TestProducer;
 const open: ShareConsumer[] = [];
 const run = Date.now().toString(36);
+const exec = promisify(execFile);
 
 const groupOf = (name: string) => `sg-${name}-${run}`;
 
@@ -46,6 +49,21 @@ function share<K = unknown, V = unknown>(groupId: string, extra: Record<string, 
   const c = createShareConsumer<K, V>({ bootstrapServers: kafka.bootstrap, groupId, valueDeserializer: 'string', fetchMaxWaitMs: 200, ...extra });
   open.push(c as ShareConsumer);
   return c;
+}
+
+/**
+ * Topics through kwire's own CreateTopics: TopicCommand is a JVM start per topic, several seconds
+ * on a busy machine. The partitions' leaders are then waited for by the producer.
+ */
+async function createTopic(_kafka: TestKafka, o: { topic: string; partitions: number }): Promise<void> {
+  const pool = new BrokerPool({ bootstrapServers: kafka.bootstrap, clientId: 'kwire-test-admin' });
+  try {
+    const conn = await pool.bootstrap();
+    const res = await conn.request(CreateTopics, { topics: [{ name: o.topic, numPartitions: o.partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false });
+    assert.is(res.topics[0]!.errorCode, 0, `CreateTopics ${o.topic}: ${res.topics[0]!.errorMessage ?? ''}`);
+  } finally {
+    await pool.close();
+  }
 }
 
 async function produce(topic: string, partitions: number, perPartition: number, batchSize = 10, round = 0): Promise<string[]> {
@@ -130,6 +148,14 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
   const got = kwire.map(() => [] as string[]);
   await Promise.all(kwire.map((c) => c.subscribe([topic])));
   await ready(...kwire);
+  // Records are written once Java is a member too (its JVM starts slowly on a busy machine).
+  const conn = await kwire[0]!.pool.leastLoaded();
+  for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
+    const res = await conn.request(ShareGroupDescribe, { groupIds: [groupId], includeAuthorizedOperations: false });
+    if ((res.groups[0]?.members.length ?? 0) === 3) break;
+    assert.ok(Date.now() < deadline, 'the Java member never joined');
+  }
+  await sleep(1_500); // the coordinator assigns the newest member a moment later
   const loops = kwire.map(async (c, i) => {
     for await (const batch of within(c, 60_000, `share records (member ${i})`)) {
       for (const r of batch) got[i]!.push(r.value as string);
@@ -137,8 +163,6 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
       await sleep(20);
     }
   });
-  // Records arrive over a few seconds, once all three are reading.
-  await sleep(3_000);
   const written: string[] = [];
   for (let round = 0; round < 10; round++) {
     written.push(...(await produce(topic, 2, total / 20, 10, round + 1)));
@@ -351,6 +375,39 @@ test('close() is bounded and releases what was not finished: another member gets
   const again = (await nextOrNone(b[Symbol.asyncIterator](), 10_000)) as ShareBatch<Buffer, string>;
   assert.equal(again.records.map((r) => r.deliveryCount), [2, 2, 2, 2, 2, 2], 'delivered again without waiting for the lock');
   await b.close();
+});
+
+test('kwire consume --share-group: json lines with deliveryCount; --ack release gives them back; stopping early releases the rest', async () => {
+  const topic = `share-cli-${run}`;
+  const groupId = groupOf('cli');
+  await createTopic(kafka, { topic, partitions: 1 });
+  // Each CLI run is a new member of a group nobody stays in: the group starts at the earliest
+  // offset (a group config), since a group that empties before its start was written down
+  // starts again at the latest offset when a member next comes.
+  await alterGroupConfig(kafka, groupId, { 'share.auto.offset.reset': 'earliest' });
+  await produce(topic, 1, 5, 5);
+  const bin = new URL('../../../bin/kwire.js', import.meta.url).pathname;
+  const kwire = async (...args: string[]) => {
+    try {
+      const { stdout, stderr } = await exec(process.execPath, [bin, 'consume', '--bootstrap', kafka.bootstrap, '--share-group', groupId, '--topic', topic, ...args], { timeout: 60_000 });
+      return { stdout, stderr, code: 0 };
+    } catch (err) {
+      return err as { stdout: string; stderr: string; code: number };
+    }
+  };
+  const released = await kwire('--ack', 'release', '--max-records', '3');
+  assert.is(released.code, 0, released.stderr);
+  const lines = released.stdout.trim().split('\n').map((l) => JSON.parse(l) as { value: string; offset: string; deliveryCount: number });
+  assert.equal(lines.map((l) => [l.offset, l.value, l.deliveryCount]), [0, 1, 2].map((i) => [String(i), `${topic}:0:${i}`, 1]));
+  assert.match(released.stderr, /share group .*: 3 records, .*acknowledged 0 accept, 5 release, 0 reject/);
+  const accepted = await kwire('--format', 'value', '--max-records', '5');
+  assert.is(accepted.code, 0, accepted.stderr);
+  assert.is(accepted.stdout, [0, 1, 2, 3, 4].map((i) => `${topic}:0:${i}\n`).join(''));
+  const none = await kwire('--idle-exit-ms', '2000');
+  assert.is(none.stdout, '', 'every record was accepted');
+  const bad = await kwire('--from', 'earliest');
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, /--from does not apply to a share group/);
 });
 
 test.run();
