@@ -86,6 +86,8 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   private parked = false;
   /** The batch the application holds now (iteration), settled by the finished rule. */
   private current: ShareBatch<K, V> | undefined;
+  /** Iterating records(): how many records of `current` were handed out (the last one is in hand). */
+  private currentUpTo: number | undefined;
 
   constructor(config: ShareConsumerConfig | Record<string, unknown>) {
     super();
@@ -403,18 +405,26 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
                   const r = batch.records[i - 1]!;
                   r.delivery.settle(r.offset, ACK.accept);
                 }
+                self.currentUpTo = i + 1;
                 return { value: batch.records[i++]!, done: false };
               }
+              self.current = undefined;
+              self.currentUpTo = undefined;
               if (batch) self.finished(batch);
               batch = (await self.poll()) ?? undefined;
               i = 0;
               if (batch === undefined) return { value: undefined, done: true };
+              self.current = batch;
             }
           },
           return: async () => {
             // The record the loop was on (and the rest of its batch) was not finished.
             self.parked = true;
-            if (batch) self.abandon(batch, Math.max(0, i - 1));
+            if (batch && self.current === batch) {
+              self.current = undefined;
+              self.currentUpTo = undefined;
+              self.abandon(batch, Math.max(0, i - 1));
+            }
             batch = undefined;
             return { value: undefined, done: true };
           },
@@ -452,14 +462,18 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     return undefined;
   }
 
-  /** In implicit mode a commit settles what was delivered, as Java's commitSync() does. */
+  /**
+   * In implicit mode a commit accepts what was delivered, as Java's commitSync() does: the whole
+   * batch in hand, or with records() the records handed out so far (the one in hand included).
+   */
   private settleDelivered(): void {
-    if (this.config.shareAcknowledgementMode !== 'implicit' || !this.current) return;
-    this.finishedAccept(this.current);
-  }
-
-  private finishedAccept(batch: ShareBatch<K, V>): void {
-    for (const r of batch.records) r.delivery.settle(r.offset, ACK.accept);
+    const batch = this.current;
+    if (this.config.shareAcknowledgementMode !== 'implicit' || !batch) return;
+    const upTo = this.currentUpTo ?? batch.records.length;
+    for (let i = 0; i < upTo; i++) {
+      const r = batch.records[i]!;
+      r.delivery.settle(r.offset, ACK.accept);
+    }
   }
 
   /**
@@ -506,6 +520,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     for (const s of this.sessions.values()) s.wake();
     const current = this.current;
     this.current = undefined;
+    this.currentUpTo = undefined;
     if (current) this.abandon(current, 0);
     for (const b of this.queue.splice(0)) this.abandon(b, 0);
     for (const s of this.sessions.values()) s.releasePending();
