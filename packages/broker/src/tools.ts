@@ -467,3 +467,61 @@ export async function consoleProducer(target: KafkaTarget, options: ConsoleProdu
     }),
   );
 }
+
+/**
+ * Group-level configs of a share group (KIP-932) through ConfigCommand, e.g.
+ * `share.auto.offset.reset=earliest` (a new share group starts at the latest offset otherwise),
+ * `share.record.lock.duration.ms` (the broker allows 15000-60000), `share.delivery.count.limit`.
+ */
+export async function alterGroupConfig(target: KafkaTarget, group: string, configs: Readonly<Record<string, string | number>>): Promise<void> {
+  const pairs = Object.entries(configs).map(([k, v]) => `${k}=${String(v)}`).join(',');
+  await runToolOk(target.dist, 'org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', target.bootstrap, '--alter', '--entity-type', 'groups', '--entity-name', group, '--add-config', pairs], {
+    timeoutMs: 60_000,
+    label: `ConfigCommand group ${group}`,
+  });
+}
+
+export interface ConsoleShareConsumerOptions {
+  topic: string;
+  group: string;
+  /** Stop after this many records. */
+  maxMessages: number;
+  /** Give up after this long without a record (the tool's --timeout-ms). */
+  idleTimeoutMs?: number;
+  /** How the tool acknowledges what it printed (accept by default). */
+  acknowledge?: 'accept' | 'release' | 'reject';
+  /** Print key, partition, offset and delivery count, tab separated, before the value. */
+  printMetadata?: boolean;
+  props?: Readonly<Record<string, string | number>>;
+}
+
+/** Kafka's console share consumer (a member of a share group): returns its stdout lines. */
+export async function consoleShareConsumer(target: KafkaTarget, options: ConsoleShareConsumerOptions): Promise<string[]> {
+  const args = ['--bootstrap-server', target.bootstrap, '--topic', options.topic, '--group', options.group, '--max-messages', String(options.maxMessages)];
+  args.push('--timeout-ms', String(options.idleTimeoutMs ?? 30_000));
+  if (options.acknowledge === 'release') args.push('--release');
+  if (options.acknowledge === 'reject') args.push('--reject');
+  if (options.printMetadata) {
+    for (const p of ['print.key=true', 'print.partition=true', 'print.offset=true', 'print.delivery=true']) args.push('--formatter-property', p);
+  }
+  const props: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.props ?? {})) props[k] = String(v);
+  const label = `console share consumer ${options.topic}`;
+  const { stdout, stderr, code } = await withClientConfig(props, (config) =>
+    runTool(target.dist, 'org.apache.kafka.tools.consumer.ConsoleShareConsumer', config ? [...args, '--command-config', config] : args, {
+      timeoutMs: (options.idleTimeoutMs ?? 30_000) + 120_000,
+      label,
+    }),
+  );
+  if (code !== 0 && !/TimeoutException/.test(stderr)) {
+    throw new BrokerError(`${label} exited with code ${String(code)}`, { logTail: lastLines(`${stdout}${stderr}`, 30) });
+  }
+  return stdout.split('\n').filter((l, i, all) => !(i === all.length - 1 && l === ''));
+}
+
+/** ShareGroupCommand --describe (ShareGroupDescribe through the Admin client): its stdout. */
+export async function describeShareGroup(target: KafkaTarget, group: string, what: 'members' | 'offsets' = 'members'): Promise<string> {
+  const args = ['--bootstrap-server', target.bootstrap, '--describe', '--group', group, what === 'members' ? '--members' : '--offsets'];
+  const { stdout } = await runToolOk(target.dist, 'org.apache.kafka.tools.consumer.group.ShareGroupCommand', args, { timeoutMs: 60_000, label: `ShareGroupCommand ${group}` });
+  return stdout;
+}

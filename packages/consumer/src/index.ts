@@ -8,6 +8,10 @@ export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics
 export type { CloseResult } from './consumer.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
 export type { GroupCloseReport } from './group/group-manager.js';
+export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
+export { ShareRecord, ShareBatch } from './share/records.js';
+export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
+export type { ShareAssignment } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';

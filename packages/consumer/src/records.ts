@@ -343,6 +343,20 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
   }
 }
 
+/**
+ * A batch whose commit point is kept elsewhere (a share consumer acknowledges record by record):
+ * its settlement only lets go of its memory.
+ */
+export class ReleaseOnlySettlement implements BatchSettlement {
+  constructor(private readonly onRelease: () => void) {}
+  progressed(): void {}
+  giveBack(): void {}
+  cut(): void {}
+  released(): void {
+    this.onRelease();
+  }
+}
+
 /** The settlement of a batch made from another (interceptors that change the records): the original settles. */
 export class DerivedSettlement implements BatchSettlement {
   constructor(private readonly original: ConsumerBatch) {}

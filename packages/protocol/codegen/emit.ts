@@ -179,7 +179,9 @@ function defaultExpr(f: FieldModel): string {
     case 'bytes':
       return 'EMPTY_BYTES';
     case 'records':
-      return 'null';
+      // Records are null by default where the schema lets them be (Fetch, Produce); ShareFetch's
+      // are nullable only in v0, outside the scope, so there the default is empty.
+      return isEmpty(f.nullable) ? 'EMPTY_BYTES' : 'null';
   }
   throw new Error(`no default for ${f.prim}`);
 }

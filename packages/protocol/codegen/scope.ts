@@ -30,6 +30,12 @@ export const API_SCOPE: readonly ApiScope[] = [
   // 4.x offers 2-4; v4 is the flexible one.
   { name: 'OffsetForLeaderEpoch', min: 4, max: 4, file: 'offset-for-leader-epoch' },
   { name: 'ConsumerGroupHeartbeat', min: 0, max: 1, file: 'consumer-group-heartbeat' },
+  // Share groups (KIP-932). v0 was 4.0's early access, removed in 4.1; v1 is the first stable
+  // version; ShareFetch/ShareAcknowledge v2 add the acquire mode and renew acknowledgements.
+  { name: 'ShareGroupHeartbeat', min: 1, max: 1, file: 'share-group-heartbeat' },
+  { name: 'ShareGroupDescribe', min: 1, max: 1, file: 'share-group-describe' },
+  { name: 'ShareFetch', min: 1, max: 2, file: 'share-fetch' },
+  { name: 'ShareAcknowledge', min: 1, max: 2, file: 'share-acknowledge' },
   // Never flexible: v1 is the one that lets SaslAuthenticate carry the tokens.
   { name: 'SaslHandshake', min: 1, max: 1, file: 'sasl-handshake' },
   { name: 'SaslAuthenticate', min: 2, max: 2, file: 'sasl-authenticate' },

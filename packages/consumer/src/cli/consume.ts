@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseProperties } from '../security-properties.js';
-import { createConsumer, type Consumer, type ConsumedRecord, type Logger, type StartOffset } from '../index.js';
+import { createConsumer, createShareConsumer, type Consumer, type ConsumedRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset } from '../index.js';
 import { consoleLogger } from '../logger.js';
 
 const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2 ...] | --pattern REGEX) [options]
@@ -34,6 +34,12 @@ const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2
   --protocol classic|consumer   the group protocol (consumer = KIP-848)
   --instance-id ID              static membership (group.instance.id)
   --commit auto|none            commit processed offsets automatically (default auto)
+  --share-group G               consume as a member of share group G (KIP-932, queues): records
+                                are shared with the group's other members and acknowledged one by
+                                one; json lines carry deliveryCount. Not with --group, --partition,
+                                --from (a share group's start is its share.auto.offset.reset config)
+  --ack accept|release|reject   how printed records are acknowledged (share groups; default
+                                accept). Records not printed (after --max-records) are released
   --debug                       log what the consumer does to stderr
 
 A summary goes to stderr at the end; a progress line too when stderr is a terminal.
@@ -112,6 +118,8 @@ export async function run(argv: string[]): Promise<number> {
         protocol: { type: 'string' },
         'instance-id': { type: 'string' },
         commit: { type: 'string' },
+        'share-group': { type: 'string' },
+        ack: { type: 'string' },
         debug: { type: 'boolean' },
         config: { type: 'string' },
         set: { type: 'string', short: 'X', multiple: true },
@@ -130,6 +138,8 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const props = settings(values.config, values.set ?? []);
     if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
+    if (values['share-group'] !== undefined) return await consumeShare(values as ShareArgs);
+    if (values.ack !== undefined) fail('--ack is for share groups (--share-group)');
     const topics = values.topic ?? [];
     if (!topics.length && !values.pattern) fail('give --topic (or --pattern with --group)');
     if (values.pattern && !values.group) fail('--pattern needs --group');
@@ -241,5 +251,93 @@ export async function run(argv: string[]): Promise<number> {
     await consumer?.close().catch(() => {});
     process.stderr.write(`kwire consume: ${(err as Error).message}\n${(err as { usage?: boolean }).usage ? `\n${USAGE}` : ''}`);
     return (err as { usage?: boolean }).usage ? 2 : 1;
+  }
+}
+
+interface ShareArgs {
+  bootstrap: string;
+  topic?: string[];
+  'share-group': string;
+  ack?: string;
+  format?: string;
+  'max-records'?: string;
+  'idle-exit-ms'?: string;
+  debug?: boolean;
+  [other: string]: unknown;
+}
+
+/**
+ * --share-group: a share consumer in explicit mode, acknowledging each record it printed with the
+ * --ack type, so that stopping early (--max-records, Ctrl-C) releases exactly what was not printed.
+ */
+async function consumeShare(values: ShareArgs): Promise<number> {
+  const group = values['share-group'];
+  if (!group) fail('--share-group needs a group id');
+  for (const option of ['group', 'partition', 'pattern', 'from', 'isolation', 'assignor', 'protocol', 'instance-id', 'commit']) {
+    if (values[option] !== undefined) fail(`--${option} does not apply to a share group (--share-group)`);
+  }
+  const topics = values.topic ?? [];
+  if (!topics.length) fail('give --topic');
+  const ack = values.ack ?? 'accept';
+  if (ack !== 'accept' && ack !== 'release' && ack !== 'reject') fail(`--ack must be accept, release or reject, not ${ack}`);
+  const format = values.format ?? 'json';
+  if (!['json', 'value', 'none'].includes(format)) fail(`--format must be json, value or none, not ${values.format}`);
+  const max = values['max-records'] === undefined ? Infinity : Number(values['max-records']);
+  if (!(max > 0)) fail('--max-records must be a positive number');
+  const idle = values['idle-exit-ms'] === undefined ? Infinity : Number(values['idle-exit-ms']);
+  if (!(idle > 0)) fail('--idle-exit-ms must be a positive number');
+  const logger: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
+  let consumer: ShareConsumer | undefined;
+  try {
+    consumer = createShareConsumer({ bootstrapServers: values.bootstrap, clientId: 'kwire-consume', groupId: group, shareAcknowledgementMode: 'explicit', logger });
+    await consumer.subscribe(topics);
+    const c = consumer;
+    const started = performance.now();
+    let records = 0;
+    let valueBytes = 0;
+    let lastRecord = Date.now();
+    const idleTimer = Number.isFinite(idle)
+      ? setInterval(() => {
+          if (Date.now() - lastRecord > idle) void c.close();
+        }, Math.min(idle, 200))
+      : undefined;
+    let interrupted = false;
+    const stop = () => {
+      interrupted = true;
+      void c.close();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    let out = '';
+    outer: for await (const batch of consumer) {
+      for (const r of batch as Iterable<ShareRecord>) {
+        const value = r.value as Buffer | null;
+        valueBytes += value?.length ?? 0;
+        if (format === 'json') out += `${JSON.stringify({ ...formatRecord(r), deliveryCount: r.deliveryCount })}\n`;
+        else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
+        c.acknowledge(r, ack);
+        if (++records >= max) break outer;
+      }
+      lastRecord = Date.now();
+      if (out) {
+        const chunk = out;
+        out = '';
+        if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));
+      }
+    }
+    if (out && !process.stdout.write(out)) await new Promise((r) => process.stdout.once('drain', r));
+    clearInterval(idleTimer);
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+    await consumer.close();
+    const m = consumer.metrics();
+    const s = (performance.now() - started) / 1000;
+    process.stderr.write(
+      `kwire consume: share group ${group}: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s; acknowledged ${m.acknowledged.accept} accept, ${m.acknowledged.release} release, ${m.acknowledged.reject} reject${m.lockExpired ? `, ${m.lockExpired} lock expired` : ''}${m.acknowledgementErrors ? `, ${m.acknowledgementErrors} refused` : ''}${interrupted ? ' (interrupted)' : ''}\n`,
+    );
+    return m.acknowledgementErrors ? 1 : 0;
+  } catch (err) {
+    await consumer?.close().catch(() => {});
+    throw err;
   }
 }

@@ -16,6 +16,7 @@ import { parseArgs, promisify } from 'node:util';
 import type { KafkaCluster, KafkaDistribution, KafkaTarget } from '@kwire/broker';
 import { SUITE_FILE, type CaptureManifest, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
 import { captureKwireRequests, captureNotCoordinator } from './capture-kwire.js';
+import { captureKwireShare } from './capture-share.js';
 import { RecordingProxy } from './proxy.js';
 import { parseAddress } from './address.js';
 
@@ -292,6 +293,47 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'java-4.4.0/share',
+    description: 'A share group (KIP-932) of two Java console share consumers over a 2-partition topic of 12 keyed records written by the console producer: ShareGroupHeartbeat, ShareFetch with acknowledgements piggybacked, ShareAcknowledge when the consumers close; then ShareGroupCommand describes the group (ShareGroupDescribe). The group reads from the earliest offset (a group config set before, not recorded).',
+    origin: 'peer',
+    client: { ...java44, tools: ['ConsoleProducer', 'ConsoleShareConsumer x2', 'ShareGroupCommand'] },
+    cluster: 'main',
+    async run(ctx) {
+      const topic = 'share-t';
+      const group = 'share-g';
+      const { lines, records } = keyed('share', 12);
+      await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
+      await ctx.broker.alterGroupConfig(ctx.direct, group, { 'share.auto.offset.reset': 'earliest' });
+      await ctx.broker.consoleProducer(ctx.via(ctx.dist44), { topic, lines, parseKey: true });
+      const read = await Promise.all([0, 1].map(() => ctx.broker.consoleShareConsumer(ctx.via(ctx.dist44), { topic, group, maxMessages: records.length, idleTimeoutMs: 8_000 })));
+      log(`  ${group}: the share consumers printed ${read[0]!.length} and ${read[1]!.length} records`);
+      if (read[0]!.length + read[1]!.length !== records.length) throw new Error(`the share consumers printed ${read[0]!.length + read[1]!.length} records, expected ${records.length}`);
+      await ctx.broker.describeShareGroup(ctx.via(ctx.dist44), group);
+      return {
+        clientSoftware: [java44],
+        topics: [{ name: topic, partitions: 2 }],
+        records: [{ topic, count: records.length, records, produced: true, fetched: 'all' }],
+      };
+    },
+  },
+  {
+    name: 'kwire/share-4.4.0',
+    description: "kwire's own share-group requests: ShareGroupHeartbeat v1, ShareGroupDescribe v1, ShareFetch v1 and v2 (record-limit acquire mode), ShareAcknowledge v1 and v2 (accept, release), with the Kafka 4.4.0 broker's responses. One member reads 10 records of a 2-partition topic, releases one acquisition once (redelivered with delivery count 2) and accepts every record. The requests are ours; the responses are the broker's.",
+    origin: 'kwire',
+    client: KWIRE,
+    cluster: 'main',
+    async run(ctx) {
+      const topic = 'kw-share-t';
+      const groupId = 'kw-share-g';
+      const { lines, records } = keyed('kw-share', 10);
+      await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
+      await ctx.broker.consoleProducer(ctx.direct, { topic, lines, parseKey: true });
+      await ctx.broker.alterGroupConfig(ctx.direct, groupId, { 'share.auto.offset.reset': 'earliest' });
+      const facts = await captureKwireShare({ bootstrap: ctx.bootstrap, software: KWIRE, topic, records: records.length, groupId, log });
+      return { ...facts, records: [{ topic, count: records.length, records, fetched: 'all' }] };
+    },
+  },
+  {
     name: 'java-3.9.1/console-group',
     description: 'The Java client of Kafka 3.9.1 against a 4.4.0 broker: the console producer writes 16 keyed records; two console consumers of one classic group read them, the second joining while the first runs (a rebalance).',
     origin: 'peer',
@@ -395,7 +437,8 @@ async function main(): Promise<number> {
   const chosen = SCENARIOS.filter((s) => !values.only || values.only.some((o) => s.name.includes(o)));
   if (chosen.length === 0) throw new Error(`no scenario matches ${values.only?.join(', ')}`);
   const dist44 = await broker.ensureKafka('4.4.0', { log });
-  const dist39 = await broker.ensureKafka('3.9.1', { log });
+  // 3.9.1 only when a chosen scenario runs it (a re-capture of the share scenarios needs 4.4.0 alone).
+  const dist39 = chosen.some((s) => s.name.includes('3.9.1')) ? await broker.ensureKafka('3.9.1', { log }) : dist44;
   const clusters = new Map<Scenario['cluster'], KafkaCluster>();
   const clusterFor = async (kind: Scenario['cluster']) => {
     let c = clusters.get(kind);

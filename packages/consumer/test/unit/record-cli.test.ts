@@ -40,7 +40,7 @@ test('kwire conformance test-fixtures: the table, full coverage, exit code 0', (
   const r = kwire('conformance', fixtures);
   assert.is(r.code, 0, r.out + r.err);
   assert.match(r.out, /^API\s+v\s+frames\s+passed\s+failed\s+skipped\s+in scope\s+requests from$/m);
-  assert.match(r.out, /61\/61 API versions passed as request and response, 8\/8 embedded structure versions \(full coverage required\)/);
+  assert.match(r.out, /67\/67 API versions passed as request and response, 8\/8 embedded structure versions \(full coverage required\)/);
   assert.match(r.out, /\nPASS\n$/);
   const md = kwire('conformance', fixtures, '--markdown');
   assert.match(md.out, /^\| API \| v \|/);

@@ -186,14 +186,17 @@ function requestInternals(apiKey: number, body: Any, ctx: ExchangeContext, out: 
 }
 
 function responseInternals(apiKey: number, version: number, request: Any, body: Any, ctx: ExchangeContext, out: ExchangeOutcome): void {
-  if (apiKey === 1) {
+  // Fetch (1) and ShareFetch (78) responses carry record batches the same way (ShareFetch names
+  // topics by id only, and has no aborted transactions: share groups read uncommitted here).
+  if (apiKey === 1 || apiKey === 78) {
+    const api = apiKey === 1 ? 'Fetch' : 'ShareFetch';
     for (const [t, topic] of (body.responses as Any[]).entries()) {
       for (const [p, part] of (topic.partitions as Any[]).entries()) {
         if (part.records === null || part.records.length === 0) continue;
         // Brokers cut a response at its byte limit, leaving a partial batch at the end.
         const check = checkRecordBytes(part.records, { keep: ctx.keep, partialTailAllowed: true });
         out.problems.push(...recordsProblems(check, `responses/${t}/partitions/${p}/records`));
-        if (check.unsupported) out.notes.push(`Fetch records not decoded: ${check.unsupported}`);
+        if (check.unsupported) out.notes.push(`${api} records not decoded: ${check.unsupported}`);
         addCodecs(out.codecs, check);
         if (ctx.keep) {
           out.records.push({
@@ -208,7 +211,7 @@ function responseInternals(apiKey: number, version: number, request: Any, body: 
         }
       }
     }
-    if (body.nodeEndpoints?.length) out.notes.push('a Fetch response names brokers (NodeEndpoints): the client may have connected to them without the proxy');
+    if (body.nodeEndpoints?.length) out.notes.push(`a ${api} response names brokers (NodeEndpoints): the client may have connected to them without the proxy`);
   } else if (apiKey === 0 && body.nodeEndpoints?.length) {
     out.notes.push('a Produce response names brokers (NodeEndpoints): the client may have connected to them without the proxy');
   } else if (apiKey === 11) {

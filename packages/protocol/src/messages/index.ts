@@ -15,6 +15,10 @@ import { ListOffsets } from './list-offsets.js';
 import { Fetch } from './fetch.js';
 import { OffsetForLeaderEpoch } from './offset-for-leader-epoch.js';
 import { ConsumerGroupHeartbeat } from './consumer-group-heartbeat.js';
+import { ShareGroupHeartbeat } from './share-group-heartbeat.js';
+import { ShareGroupDescribe } from './share-group-describe.js';
+import { ShareFetch } from './share-fetch.js';
+import { ShareAcknowledge } from './share-acknowledge.js';
 import { SaslHandshake } from './sasl-handshake.js';
 import { SaslAuthenticate } from './sasl-authenticate.js';
 import { Produce } from './produce.js';
@@ -35,6 +39,10 @@ export * from './list-offsets.js';
 export * from './fetch.js';
 export * from './offset-for-leader-epoch.js';
 export * from './consumer-group-heartbeat.js';
+export * from './share-group-heartbeat.js';
+export * from './share-group-describe.js';
+export * from './share-fetch.js';
+export * from './share-acknowledge.js';
 export * from './sasl-handshake.js';
 export * from './sasl-authenticate.js';
 export * from './produce.js';
@@ -59,6 +67,10 @@ export const API_DEFINITIONS: ReadonlyMap<number, ApiDefinition> = new Map<numbe
   [Fetch.apiKey, Fetch as ApiDefinition],
   [OffsetForLeaderEpoch.apiKey, OffsetForLeaderEpoch as ApiDefinition],
   [ConsumerGroupHeartbeat.apiKey, ConsumerGroupHeartbeat as ApiDefinition],
+  [ShareGroupHeartbeat.apiKey, ShareGroupHeartbeat as ApiDefinition],
+  [ShareGroupDescribe.apiKey, ShareGroupDescribe as ApiDefinition],
+  [ShareFetch.apiKey, ShareFetch as ApiDefinition],
+  [ShareAcknowledge.apiKey, ShareAcknowledge as ApiDefinition],
   [SaslHandshake.apiKey, SaslHandshake as ApiDefinition],
   [SaslAuthenticate.apiKey, SaslAuthenticate as ApiDefinition],
   [Produce.apiKey, Produce as ApiDefinition],

@@ -47,7 +47,7 @@ test('every capture has a manifest with facts, and real peers cover what they se
   }
   // Versions the current Java client sends are covered by it, not only by kwire's own requests.
   const row = (name: string, v: number) => report.rows.find((r) => r.name === name && r.version === v);
-  for (const [name, v] of [['Fetch', 18], ['Metadata', 13], ['JoinGroup', 9], ['SyncGroup', 5], ['Heartbeat', 4], ['ConsumerGroupHeartbeat', 1], ['Produce', 13], ['SaslAuthenticate', 2]] as const) {
+  for (const [name, v] of [['Fetch', 18], ['Metadata', 13], ['JoinGroup', 9], ['SyncGroup', 5], ['Heartbeat', 4], ['ConsumerGroupHeartbeat', 1], ['Produce', 13], ['SaslAuthenticate', 2], ['ShareGroupHeartbeat', 1], ['ShareGroupDescribe', 1], ['ShareFetch', 2], ['ShareAcknowledge', 2]] as const) {
     assert.ok(row(name, v)?.sources.includes('apache-kafka-java 4.4.0'), `${name} v${v} from the Java 4.4.0 client`);
   }
   assert.ok(row('Fetch', 17)?.sources.includes('apache-kafka-java 3.9.1'), 'Fetch v17 from the Java 3.9.1 client');
@@ -70,7 +70,7 @@ test('APIs and versions outside the codec are counted as skipped, not failed', (
 test('the report prints as a table and as Markdown', () => {
   const text = formatReport(report);
   assert.match(text, /Fetch \(1\)\s+18\s+\d+\s+\d+\s+0\s+0\s+yes/);
-  assert.match(text, /61\/61 API versions/);
+  assert.match(text, /67\/67 API versions/);
   assert.match(text, /PASS\n$/);
   const md = formatMarkdownTable(report);
   assert.match(md, /^\| API \| v \| frames/);

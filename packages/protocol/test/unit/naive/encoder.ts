@@ -138,8 +138,12 @@ export function uvarintBytes(v: number): Buffer {
 
 export const ZERO_UUID_TEXT = 'AAAAAAAAAAAAAAAAAAAAAA';
 
-/** The schema default of a field, as a value of a body object. Structs: an empty object (all defaults). */
-export function defaultOf(f: NField): unknown {
+/**
+ * The schema default of a field, as a value of a body object. Structs: an empty object (all
+ * defaults). Records default to null, or to no bytes at a version where they cannot be null
+ * (ShareFetch's records are nullable in v0 only).
+ */
+export function defaultOf(f: NField, version?: number): unknown {
   if (f.default === 'null') return null;
   if (isArray(f)) return [];
   if (isStructType(f)) return {};
@@ -164,14 +168,14 @@ export function defaultOf(f: NField): unknown {
     case 'bytes':
       return Buffer.alloc(0);
     case 'records':
-      return null;
+      return version !== undefined && !inRange(f.nullableVersions ?? 'none', version) ? Buffer.alloc(0) : null;
   }
   throw new Error(`naive: no default for ${f.type}`);
 }
 
-function valueOf(obj: Record<string, unknown>, f: NField): unknown {
+function valueOf(obj: Record<string, unknown>, f: NField, version: number): unknown {
   const v = obj[prop(f)];
-  return v === undefined ? defaultOf(f) : v;
+  return v === undefined ? defaultOf(f, version) : v;
 }
 
 /** Is v (already defaulted) different from the field's default, as Java decides whether to write a tagged field? */
@@ -196,7 +200,7 @@ function differsFromDefault(f: NField, v: unknown, version: number): boolean {
 function structDiffers(fields: NField[], s: Record<string, unknown>, version: number): boolean {
   const unknown = (s as { [UNKNOWN_TAGS]?: RawTag[] })[UNKNOWN_TAGS];
   if (unknown !== undefined && unknown.length > 0) return true;
-  return fields.some((f) => inRange(f.versions, version) && differsFromDefault(f, valueOf(s, f), version));
+  return fields.some((f) => inRange(f.versions, version) && differsFromDefault(f, valueOf(s, f, version), version));
 }
 
 // ------------------------------------------------------------------ encoding
@@ -301,12 +305,12 @@ function writeStruct(o: Out, fields: NField[], s: Record<string, unknown>, versi
       tagged.push(f);
       continue;
     }
-    writeValue(o, f, valueOf(s, f), version, flexible, `${path}/${prop(f)}`);
+    writeValue(o, f, valueOf(s, f, version), version, flexible, `${path}/${prop(f)}`);
   }
   if (!flexible) return;
   const entries: { tag: number; body: Out }[] = [];
   for (const f of tagged) {
-    const v = valueOf(s, f);
+    const v = valueOf(s, f, version);
     if (!differsFromDefault(f, v, version)) continue;
     const body = new Out();
     writeValue(body, f, v, version, true, `${path}/${prop(f)}`);

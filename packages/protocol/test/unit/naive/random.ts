@@ -219,7 +219,7 @@ function normalizePrimitive(type: string, val: unknown): unknown {
 
 /** The default of a field as a decoder fills it in (structs with every field). */
 function fullDefault(f: NField, v: number, range: VRange): unknown {
-  const d = defaultOf(f);
+  const d = defaultOf(f, v);
   if (d === null || isArray(f)) return d;
   if (isStructType(f)) return expectedStruct(f.fields!, {}, v, intersect(range, parseRange(f.versions)), false);
   return d;
