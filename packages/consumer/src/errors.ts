@@ -7,7 +7,8 @@ import { errorFor, isKafkaProtocolError, KafkaProtocolError } from '@kwire/proto
  */
 const BRAND = Symbol.for('kwire.KafkaError');
 
-export type KafkaErrorCode =
+/** The stable `code` of a kwire error (not to be confused with @kwire/protocol's table of Kafka's numeric error codes). */
+export type KwireErrorCode =
   | 'KWIRE_CONNECTION'
   | 'KWIRE_TIMEOUT'
   | 'KWIRE_BROKER'
@@ -17,15 +18,16 @@ export type KafkaErrorCode =
   | 'KWIRE_OFFSET_OUT_OF_RANGE'
   | 'KWIRE_LOG_TRUNCATION'
   | 'KWIRE_DESERIALIZATION'
+  | 'KWIRE_RECORD_RELEASED'
   | 'KWIRE_CORRUPT_RECORD';
 
 export class KafkaError extends Error {
   override name = 'KafkaError';
-  readonly code: KafkaErrorCode;
+  readonly code: KwireErrorCode;
   /** Retrying the same operation may succeed. */
   readonly retriable: boolean;
 
-  constructor(code: KafkaErrorCode, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+  constructor(code: KwireErrorCode, message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retriable = options.retriable ?? false;

@@ -13,6 +13,7 @@ export { ShareRecord, ShareBatch } from './share/records.js';
 export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
 export type { ShareAssignment } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
+export { RecordReleasedError } from '@kwire/protocol';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
 export {
@@ -28,7 +29,7 @@ export {
   OffsetOutOfRangeError,
   LogTruncationError,
   DeserializationError,
-  type KafkaErrorCode,
+  type KwireErrorCode,
 } from './errors.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
 export { MetadataCache, type BrokerInfo, type TopicInfo, type PartitionInfo, type MetadataChange } from './cluster/metadata.js';

@@ -177,9 +177,17 @@ export interface RecordHeader {
 }
 
 /** A record (or batch) was read after its batch was released: its bytes may belong to someone else now. */
+/**
+ * A record's bytes were read after its batch was released (the lifetime rule). It carries the
+ * consumer's KafkaError brand, so `isKafkaError()` of @kwire/consumer recognizes it.
+ */
 export class RecordReleasedError extends Error {
   override name = 'RecordReleasedError';
   readonly code = 'KWIRE_RECORD_RELEASED';
+  readonly retriable = false;
+  get [Symbol.for('kwire.KafkaError')](): true {
+    return true;
+  }
   constructor(batch: RecordBatch) {
     super(`record batch at offset ${batch.baseOffset} was released; its records can no longer be read`);
   }

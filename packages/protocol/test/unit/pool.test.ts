@@ -89,6 +89,7 @@ for (const codec of ['zstd', 'snappy'] as const) {
     assert.ok(pool.stats.bytesRetained > 0);
     // After release the record refuses to read instead of showing someone else's bytes.
     assert.throws(() => kept.value, released);
+    assert.throws(() => kept.value, (err: unknown) => (err as Record<symbol, unknown>)[Symbol.for('kwire.KafkaError')] === true && (err as { code: string }).code === 'KWIRE_RECORD_RELEASED', 'branded as a KafkaError (isKafkaError)');
     assert.throws(() => kept.valueString(), released);
     assert.throws(() => kept.headers, released);
     assert.throws(() => first.records(), released);
