@@ -11,7 +11,7 @@ export { gzipCompress, gzipDecompress } from './gzip.js';
 export { isXerialSnappy, snappyCompress, snappyCompressRaw, snappyDecompress } from './snappy.js';
 export { lz4Compress, lz4Decompress, lz4FrameBound, lz4Implementation, lz4Implementations } from './lz4.js';
 export { xxhash32 } from './xxhash32.js';
-export { zstdCompress, zstdDecompress } from './zstd.js';
+export { zstdBackend, zstdCompress, zstdDecompress } from './zstd.js';
 
 /** Codec ids, bits 0-2 of the batch attributes. 5-7 are unassigned. */
 export const CompressionCodec = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;

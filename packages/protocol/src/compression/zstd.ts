@@ -1,5 +1,6 @@
-import binding from 'zstd-napi/binding.js';
-import { compress as zstdCompressOnce } from 'zstd-napi';
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
+import type * as ZstdBinding from 'zstd-napi/binding.js';
 import type { BufferPool } from '../pool/buffer-pool.js';
 import { compressionError, overLimit } from './errors.js';
 import { allocOutput, freeOutput, type Decompressed } from './output.js';
@@ -25,7 +26,43 @@ import { allocOutput, freeOutput, type Decompressed } from './output.js';
  * synchronous, so it is never shared by two decodes at once.
  */
 
-let dctx: InstanceType<typeof binding.DCtx> | undefined;
+type Binding = typeof ZstdBinding.default;
+
+/**
+ * The zstd decoder, loaded on first use so that the package loads (and reads uncompressed, gzip,
+ * snappy and lz4 data) where the zstd-napi addon did not build: zstd-napi when it loads, else
+ * Node's own zstd (node:zlib, Node 22.15+), else none (a zstd batch is then an error naming the
+ * codec and what to install).
+ */
+type ZstdBackend = { kind: 'addon'; binding: Binding; compress: (data: Buffer, options: { compressionLevel: number }) => Buffer } | { kind: 'node' } | { kind: 'none'; why: string };
+let backend: ZstdBackend | undefined;
+
+interface NodeZstd {
+  zstdDecompressSync?: (buf: Uint8Array, options?: { maxOutputLength?: number }) => Buffer;
+  zstdCompressSync?: (buf: Uint8Array, options?: { params?: Record<number, number> }) => Buffer;
+  constants: Record<string, number>;
+}
+
+export function zstdBackend(): ZstdBackend {
+  if (backend) return backend;
+  const require = createRequire(import.meta.url);
+  try {
+    backend = { kind: 'addon', binding: require('zstd-napi/binding.js') as Binding, compress: (require('zstd-napi') as { compress: (d: Buffer, o: { compressionLevel: number }) => Buffer }).compress };
+  } catch (err) {
+    const z = zlib as unknown as NodeZstd;
+    backend = typeof z.zstdDecompressSync === 'function' ? { kind: 'node' } : { kind: 'none', why: (err as Error).message.split('\n')[0]! };
+  }
+  return backend;
+}
+
+function noZstd(why: string, offset: number): Error {
+  return compressionError(
+    `zstd: no decoder here (the zstd-napi addon did not load: ${why}; and this Node has no zstd in node:zlib): reinstall so that zstd-napi builds, or run Node 22.15+`,
+    offset,
+  );
+}
+
+let dctx: InstanceType<Binding['DCtx']> | undefined;
 const scratch = Buffer.allocUnsafeSlow(1);
 const MIN_GUESS = 64 * 1024;
 const FRAME_MAGIC = 0xfd2fb528;
@@ -52,7 +89,7 @@ export function zstdFrameWindow(src: Uint8Array): number | null {
   return base + (base / 8) * (wd & 7);
 }
 
-function context(maxBytes: number): InstanceType<typeof binding.DCtx> {
+function context(binding: Binding, maxBytes: number): InstanceType<Binding['DCtx']> {
   dctx ??= new binding.DCtx();
   dctx.reset(binding.ResetDirective.sessionOnly);
   // Later frames of the same input: the decoder itself refuses windows over the bound.
@@ -69,6 +106,12 @@ function windowOverLimit(window: number | undefined, maxBytes: number, offset: n
 }
 
 export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool | null): Decompressed {
+  const b = zstdBackend();
+  if (b.kind === 'none') throw noZstd(b.why, 0);
+  const window = zstdFrameWindow(src);
+  if (window !== null && window > zstdWindowLimit(maxBytes)) throw windowOverLimit(window, maxBytes, 5);
+  if (b.kind === 'node') return nodeDecompress(src, maxBytes);
+  const binding = b.binding;
   let declared: number | null;
   try {
     declared = binding.getFrameContentSize(src);
@@ -76,9 +119,7 @@ export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool |
     throw compressionError(`corrupt zstd frame header: ${(err as Error).message}`, 0, err);
   }
   if (declared !== null && declared > maxBytes) throw overLimit('zstd', declared, maxBytes);
-  const window = zstdFrameWindow(src);
-  if (window !== null && window > zstdWindowLimit(maxBytes)) throw windowOverLimit(window, maxBytes, 5);
-  const ctx = context(maxBytes);
+  const ctx = context(binding, maxBytes);
   let want = declared !== null ? declared : Math.min(maxBytes, Math.max(MIN_GUESS, src.length * 4));
   let out = allocOutput(pool, Math.max(1, want));
   let cap = Math.min(out.length, maxBytes);
@@ -123,6 +164,30 @@ export function zstdDecompress(src: Buffer, maxBytes: number, pool: BufferPool |
   return { buffer: out, length: outLen, pool };
 }
 
+/**
+ * Node's own zstd (node:zlib): bounded by maxOutputLength (Node stops and throws past it), a fresh
+ * buffer per batch (no pool: the fallback is for loading everywhere, the addon for speed).
+ */
+function nodeDecompress(src: Buffer, maxBytes: number): Decompressed {
+  const z = zlib as unknown as NodeZstd;
+  let out: Buffer;
+  try {
+    out = z.zstdDecompressSync!(src, { maxOutputLength: Math.max(1, maxBytes) });
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || /maxOutputLength|buffer.*(too large|size)/i.test((err as Error).message)) {
+      throw overLimit('zstd', `more than ${maxBytes}`, maxBytes);
+    }
+    throw compressionError(`corrupt zstd data: ${(err as Error).message}`, 0, err);
+  }
+  return { buffer: out, length: out.length, pool: null };
+}
+
 export function zstdCompress(data: Buffer, level = 3): Buffer {
-  return zstdCompressOnce(data, { compressionLevel: level });
+  const b = zstdBackend();
+  if (b.kind === 'addon') return b.compress(data, { compressionLevel: level });
+  if (b.kind === 'node') {
+    const z = zlib as unknown as NodeZstd;
+    return z.zstdCompressSync!(data, { params: { [z.constants.ZSTD_c_compressionLevel!]: level } });
+  }
+  throw noZstd(b.why, 0);
 }

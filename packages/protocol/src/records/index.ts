@@ -35,6 +35,7 @@ export {
   compressionCodecId,
   lz4Implementation,
   lz4Implementations,
+  zstdBackend,
   type CompressionType,
   type Decompressed,
 } from '../compression/index.js';
