@@ -298,8 +298,13 @@ export class GroupManager implements MembershipHost {
         for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
         for (const i of this.options.config.interceptors) i.onCommit?.(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })));
       } catch (err) {
-        // A commit refused for a group reason means the membership is stale: rejoin.
-        if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode)) this.membership.rejoin(`commit refused: ${err.errorName}`);
+        // A commit refused for a group reason means the membership is stale: rejoin. Unless the
+        // membership has moved on since the commit was sent (a rebalance completed while it was
+        // in flight): the refusal is about the old generation, and rejoining again would start
+        // one rebalance per auto-commit (Java checks generationUnchanged() the same way).
+        const now = this.membership.identity();
+        const moved = now === undefined || now.generation !== identity.generation || now.memberId !== identity.memberId;
+        if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode) && !moved) this.membership.rejoin(`commit refused: ${err.errorName}`);
         throw err;
       }
     })().finally(() => (this.committing = undefined));
