@@ -57,9 +57,18 @@ export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: numb
   const rnd = prng(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const out: PlannedFault[] = [];
+  // Kinds come from shuffled decks of all nine: a short run meets as many kinds as it has faults.
+  let deck: FaultKind[] = [];
   let used = 0;
   while (used < totalMs) {
-    const kind = FAULT_KINDS[int(0, FAULT_KINDS.length - 1)]!;
+    if (deck.length === 0) {
+      deck = [...FAULT_KINDS];
+      for (let i = deck.length - 1; i > 0; i--) {
+        const j = int(0, i);
+        [deck[i], deck[j]] = [deck[j]!, deck[i]!];
+      }
+    }
+    const kind = deck.pop()!;
     const gapMs = int(10_000, 20_000);
     const member = int(0, 2);
     const partition = int(0, 5);
