@@ -279,7 +279,8 @@ export class GroupManager implements MembershipHost {
   }
 
   private async commitProcessed(states?: PartitionState[]): Promise<void> {
-    await this.commit(this.pending(states));
+    // Without states, commit() reads what to commit itself, once the commit before it is done.
+    await this.commit(states && this.pending(states));
   }
 
   /**
@@ -287,9 +288,14 @@ export class GroupManager implements MembershipHost {
    * `deadline` (Date.now() time) it gives up there with a RequestTimeoutError.
    */
   async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
+    if ((offsets ?? this.pending()).length === 0) return;
+    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
+    // What is owned and finished is read after the commit before this one settled, not before:
+    // auto-commits queued behind one that hung (an unreachable coordinator) would otherwise send,
+    // once the member had lost those partitions and rejoined, the offsets they had then, and the
+    // coordinator takes them with the new epoch: the group's committed offset went back.
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
-    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
     const identity = this.membership.identity();
     if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
     this.committing = (async () => {
