@@ -87,9 +87,13 @@ test('(4) a duplicate below the committed offset; one above it is only counted, 
   ok[0] = logs[0]!.filter((l) => l !== 'C 1200 0 10');
   ok[0].splice(ok[0].indexOf('R 1295 0'), 0, 'C 1290 0 8');
   ok[1] = ['S 1000 12', 'A 1296 0', 'P 1297 0 8', 'P 1298 0 9', 'C 1299 0 10', close(1300, 1290)];
-  const r = check(ok, { ...input, faults: [{ kind: 'proxy-rst', target: 'member 0', start: 1250, end: 1250 }] });
+  const rst = { kind: 'proxy-rst', target: 'member 0', start: 1250, end: 1250 };
+  const r = check(ok, { ...input, faults: [rst] });
   assert.equal(r.violations, []);
-  assert.equal(r.duplicatesByCause, { 'proxy-rst': 2 });
+  assert.equal(r.duplicatesByCause, { 'after proxy-rst': 2 });
+  // A broker still down when the duplicates come is in force, with the one-shot fault's aftermath not counted.
+  const down = { kind: 'broker-kill-coordinator', target: 'node 1', start: 1200, end: 1400 };
+  assert.equal(check(ok, { ...input, faults: [rst, down] }).duplicatesByCause, { 'broker-kill-coordinator': 2 });
 });
 
 test('(5) two owners at once beyond the session timeout, unless the old one was frozen', () => {

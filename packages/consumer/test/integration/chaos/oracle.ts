@@ -255,9 +255,13 @@ export function checkChaos(input: OracleInput): OracleReport {
 
   // (4) Duplicates, the committed offset at the time of each, and their cause.
   const faults = [...input.faults].sort((x, y) => x.start - y.start);
+  // The faults in force at t (started, not yet lifted: a broker still down, a member still
+  // stopped), else the aftermath of the last one; "a+b" when several are in force.
   const causeAt = (t: number) => {
+    const inForce = faults.filter((f) => f.start <= t && t <= f.end).map((f) => f.kind);
+    if (inForce.length) return [...new Set(inForce)].join('+');
     let cause = 'no fault (rebalance)';
-    for (const f of faults) if (f.start <= t) cause = f.kind;
+    for (const f of faults) if (f.start <= t) cause = `after ${f.kind}`;
     return cause;
   };
   const duplicatesByCause: Record<string, number> = {};
