@@ -25,6 +25,8 @@ export interface MemberOptions {
   sessionTimeoutMs: number;
   heartbeatIntervalMs: number;
   closeTimeoutMs: number;
+  /** Milliseconds each record takes (after its line is written); 0 in the chaos runs. */
+  processMs?: number;
 }
 
 const o = JSON.parse(process.argv[2]!) as MemberOptions;
@@ -78,8 +80,9 @@ process.on('SIGTERM', () => {
 await consumer.subscribe({ topics: [o.topic] }, { onPartitionsAssigned: (tps) => void line(`A ${Date.now()} ${parts(tps)}`) });
 await consumer
   .run({
-    eachMessage: ({ partition, message }) => {
+    eachMessage: async ({ partition, message }) => {
       line(`P ${Date.now()} ${partition} ${message.offset}`);
+      if (o.processMs) await new Promise((r) => setTimeout(r, o.processMs));
     },
   })
   .catch((err: unknown) => line(`E ${Date.now()} run ${String(err)}`));

@@ -9,8 +9,9 @@
 // records go to a member that the coordinator fenced seconds ago, below what the partition's new
 // owner has committed meanwhile.
 //
-// Here: members A and B (chaos/member.ts processes) share a topic that a producer keeps writing;
-// A is stopped for session + 5 s, then continued. Bug: A's log has records processed after the
+// Here: members A and B (chaos/member.ts processes, 20 ms per record so that they always have
+// records in hand) share a topic that a producer keeps writing; A is stopped for session + 5 s,
+// then continued. Bug: A's log has records processed after the
 // SIGCONT, before its partitions are lost.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -49,7 +50,7 @@ try {
   })();
   const logOf = (name: string) => join(dir, `${name}.log`);
   for (const name of ['A', 'B']) {
-    const o: MemberOptions = { bootstrap: cluster.bootstrap, groupId: `freeze-${run}`, topic, groupProtocol: protocol, log: logOf(name), sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: 1_000, closeTimeoutMs: 5_000 };
+    const o: MemberOptions = { bootstrap: cluster.bootstrap, groupId: `freeze-${run}`, topic, groupProtocol: protocol, log: logOf(name), sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: 1_000, closeTimeoutMs: 5_000, processMs: 20 };
     members.push(spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'member.js'), JSON.stringify(o)], { stdio: 'ignore' }));
     await sleep(3_000);
   }
