@@ -346,7 +346,8 @@ export class GroupManager implements MembershipHost {
   }
 
   private async commitProcessed(states?: PartitionState[]): Promise<void> {
-    await this.commit(this.pending(states));
+    // Without states, commit() reads what to commit itself, once the commit before it is done.
+    await this.commit(states && this.pending(states));
   }
 
   /**
@@ -354,9 +355,14 @@ export class GroupManager implements MembershipHost {
    * `deadline` (Date.now() time) it gives up there with a RequestTimeoutError.
    */
   async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
+    if ((offsets ?? this.pending()).length === 0) return;
+    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
+    // What is owned and finished is read after the commit before this one settled, not before:
+    // auto-commits queued behind one that hung (an unreachable coordinator) would otherwise send,
+    // once the member had lost those partitions and rejoined, the offsets they had then, and the
+    // coordinator takes them with the new epoch: the group's committed offset went back.
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
-    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
     const identity = this.membership.identity();
     if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
     const started = performance.now();
@@ -369,8 +375,13 @@ export class GroupManager implements MembershipHost {
         for (const i of this.options.config.interceptors) i.onCommit?.(committed);
       } catch (err) {
         this.options.meter.committed(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })), performance.now() - started, err as Error);
-        // A commit refused for a group reason means the membership is stale: rejoin.
-        if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode)) this.membership.rejoin(`commit refused: ${err.errorName}`);
+        // A commit refused for a group reason means the membership is stale: rejoin. Unless the
+        // membership has moved on since the commit was sent (a rebalance completed while it was
+        // in flight): the refusal is about the old generation, and rejoining again would start
+        // one rebalance per auto-commit (Java checks generationUnchanged() the same way).
+        const now = this.membership.identity();
+        const moved = now === undefined || now.generation !== identity.generation || now.memberId !== identity.memberId;
+        if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode) && !moved) this.membership.rejoin(`commit refused: ${err.errorName}`);
         throw err;
       }
     })().finally(() => (this.committing = undefined));

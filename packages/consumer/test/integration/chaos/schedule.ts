@@ -1,0 +1,85 @@
+// The seeded fault schedule: which fault comes next, against what, how long it lasts, and the pause
+// before it. Drawn from a small PRNG (mulberry32) so that a seed names one schedule; the times at
+// which faults land still depend on the machine.
+
+export type FaultKind =
+  | 'member-sigkill'
+  | 'member-sigterm'
+  | 'member-sigstop'
+  | 'proxy-rst'
+  | 'proxy-blackhole'
+  | 'proxy-latency'
+  | 'proxy-cut-fetch'
+  | 'broker-kill-leader'
+  | 'broker-kill-coordinator';
+
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'member-sigkill',
+  'member-sigterm',
+  'member-sigstop',
+  'proxy-rst',
+  'proxy-blackhole',
+  'proxy-latency',
+  'proxy-cut-fetch',
+  'broker-kill-leader',
+  'broker-kill-coordinator',
+];
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Pause before the fault, 10-20 s. */
+  gapMs: number;
+  /** The member (0-2) a member or proxy fault hits. */
+  member: number;
+  /** The partition whose leader a broker-kill-leader fault kills. */
+  partition: number;
+  /** How long a fault with a duration lasts (stop, black hole, latency, broker down). */
+  durationMs: number;
+}
+
+/** mulberry32: a tiny, well-mixed 32-bit PRNG; returns floats in [0, 1). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Faults for `seed`, enough to fill `totalMs` of gaps. Stops and black holes outlast the session
+ * timeout (by 3-6 s), so that the coordinator gives the member's partitions away meanwhile.
+ */
+export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: number): PlannedFault[] {
+  const rnd = prng(seed);
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  const out: PlannedFault[] = [];
+  // Kinds come from shuffled decks of all nine: a short run meets as many kinds as it has faults.
+  let deck: FaultKind[] = [];
+  let used = 0;
+  while (used < totalMs) {
+    if (deck.length === 0) {
+      deck = [...FAULT_KINDS];
+      for (let i = deck.length - 1; i > 0; i--) {
+        const j = int(0, i);
+        [deck[i], deck[j]] = [deck[j]!, deck[i]!];
+      }
+    }
+    const kind = deck.pop()!;
+    const gapMs = int(10_000, 20_000);
+    const member = int(0, 2);
+    const partition = int(0, 5);
+    let durationMs = 0;
+    if (kind === 'member-sigstop' || kind === 'proxy-blackhole') durationMs = sessionTimeoutMs + int(3_000, 6_000);
+    else if (kind === 'proxy-latency') durationMs = int(5_000, 10_000);
+    else if (kind.startsWith('broker-')) durationMs = int(2_000, 6_000);
+    else if (kind === 'member-sigkill') durationMs = int(1_000, 3_000);
+    used += gapMs;
+    if (used > totalMs) break;
+    out.push({ kind, gapMs, member, partition, durationMs });
+  }
+  return out;
+}
