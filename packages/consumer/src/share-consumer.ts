@@ -307,10 +307,25 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   }
 
   /**
+   * Java's poll(): finishes the batch the previous poll() returned (implicit mode: accepts it;
+   * explicit mode: every record must have been acknowledged) and returns the next one, waiting for
+   * it; null once closed. What iterating the consumer does, for loops that want to drive it.
+   */
+  async poll(): Promise<ShareBatch<K, V> | null> {
+    const previous = this.current;
+    this.current = undefined;
+    this.currentUpTo = undefined;
+    if (previous) this.finished(previous);
+    const batch = await this.take();
+    this.current = batch ?? undefined;
+    return batch;
+  }
+
+  /**
    * The next batch of acquired records, waiting for one; null once closed. Throws the consumer's
    * fatal error, or once a problem worth hearing (corrupt data, which was released).
    */
-  async poll(): Promise<ShareBatch<K, V> | null> {
+  private async take(): Promise<ShareBatch<K, V> | null> {
     for (;;) {
       if (this.fatal) throw this.fatal;
       if (this.problem) {
@@ -371,12 +386,8 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   [Symbol.asyncIterator](): AsyncIterator<ShareBatch<K, V>> {
     return {
       next: async () => {
-        const previous = this.current;
-        this.current = undefined;
-        if (previous) this.finished(previous);
         const batch = await this.poll();
         if (batch === null) return { value: undefined, done: true };
-        this.current = batch;
         return { value: batch, done: false };
       },
       return: async () => {
@@ -411,7 +422,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
               self.current = undefined;
               self.currentUpTo = undefined;
               if (batch) self.finished(batch);
-              batch = (await self.poll()) ?? undefined;
+              batch = (await self.take()) ?? undefined;
               i = 0;
               if (batch === undefined) return { value: undefined, done: true };
               self.current = batch;

@@ -152,21 +152,22 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
   const conn = await kwire[0]!.pool.leastLoaded();
   for (const deadline = Date.now() + 60_000; ; await sleep(250)) {
     const res = await conn.request(ShareGroupDescribe, { groupIds: [groupId], includeAuthorizedOperations: false });
-    if ((res.groups[0]?.members.length ?? 0) === 3) break;
-    assert.ok(Date.now() < deadline, 'the Java member never joined');
+    const members = res.groups[0]?.members ?? [];
+    if (members.length === 3 && members.every((m) => m.assignment.topicPartitions.length > 0)) break;
+    assert.ok(Date.now() < deadline, 'the Java member never joined and got its assignment');
   }
-  await sleep(1_500); // the coordinator assigns the newest member a moment later
+  await sleep(1_000); // and its first ShareFetch
   const loops = kwire.map(async (c, i) => {
     for await (const batch of within(c, 60_000, `share records (member ${i})`)) {
       for (const r of batch) got[i]!.push(r.value as string);
-      // Slow enough that the records spread over the three members.
-      await sleep(20);
+      // Slow enough that the records spread over the three members (the JVM's member too).
+      await sleep(50);
     }
   });
   const written: string[] = [];
   for (let round = 0; round < 10; round++) {
     written.push(...(await produce(topic, 2, total / 20, 10, round + 1)));
-    await sleep(200);
+    await sleep(300);
   }
   const javaLines = await java;
   await until('every record consumed by someone', () => got[0]!.length + got[1]!.length + javaLines.length >= total, 30_000);
