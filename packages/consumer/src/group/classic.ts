@@ -94,6 +94,7 @@ export class ClassicMembership extends MembershipLifecycle {
         this.options.host.event('rebalance', { why, memberId: this.memberId, generationId: this.generationId });
         this.log.info('joining group', { groupId: this.groupId, why });
         this.joining = true;
+        void this.probeWhileJoining();
         try {
           await this.joinAndSync(why);
         } finally {
@@ -367,6 +368,30 @@ export class ClassicMembership extends MembershipLifecycle {
       }
       if (FATAL.has(code)) this.fatal(code, `Heartbeat ${this.groupId}`);
       host.event('heartbeat-error', { error: errorFor(code).name });
+    }
+  }
+
+  /**
+   * While a JoinGroup is out, no heartbeat runs, yet a cooperative member keeps delivering the
+   * partitions it keeps. A JoinGroup parked by a live coordinator keeps the member in the group; one
+   * that never arrived (the network cut) does not, and the coordinator gives the partitions away
+   * after session.timeout.ms. So the coordinator's broker is probed every heartbeat interval: an
+   * answer renews the client's view of the session; none for session.timeout.ms, and what is owned
+   * is lost here too (no zombie), as the heartbeat loop does. Found by the chaos test (seed 7).
+   */
+  private async probeWhileJoining(): Promise<void> {
+    const { config, coordinator } = this.options;
+    while (this.joining && !this.stopped) {
+      await new Promise<void>((resolve) => setTimeout(resolve, config.heartbeatIntervalMs).unref());
+      if (!this.joining || this.stopped || this.options.host.owned().length === 0) continue;
+      if (await coordinator.probe(Math.min(config.requestTimeoutMs, config.heartbeatIntervalMs))) {
+        this.lastHeartbeatOk = Date.now();
+        continue;
+      }
+      if (this.joining && Date.now() - this.lastHeartbeatOk >= config.sessionTimeoutMs) {
+        await this.sessionExpired(this.lastHeartbeatOk);
+        return;
+      }
     }
   }
 

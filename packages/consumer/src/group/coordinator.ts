@@ -1,4 +1,4 @@
-import { ErrorCode, errorFor, FindCoordinator } from '@kwire/protocol';
+import { ErrorCode, errorFor, FindCoordinator, Metadata } from '@kwire/protocol';
 import type { BrokerPool, Connection } from '../connection/index.js';
 import { BrokerResponseError, ClosedError, KafkaError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -72,6 +72,23 @@ export class GroupCoordinator {
       conn = this.finding;
     }
     return withDeadline(conn, deadline, `finding the coordinator of group ${this.options.groupId}`);
+  }
+
+  /**
+   * Whether the coordinator's broker answers now (a Metadata request without topics, on a
+   * connection of its own: the coordinator connection may be busy with a JoinGroup parked for the
+   * whole rebalance). False when it is not known, unreachable or silent for `timeoutMs`.
+   */
+  async probe(timeoutMs: number): Promise<boolean> {
+    const node = this.node;
+    if (!node) return false;
+    try {
+      const conn = await withDeadline(this.options.pool.get(node, 'data'), Date.now() + timeoutMs, 'probing the coordinator');
+      await conn.request(Metadata, { topics: [], allowAutoTopicCreation: false }, { timeoutMs: Math.max(1, timeoutMs) });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Forget the coordinator (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, a broken connection). */

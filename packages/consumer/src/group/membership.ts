@@ -97,7 +97,7 @@ export abstract class MembershipLifecycle implements Membership {
   readonly ready: Promise<void>;
   /** When a heartbeat (or join) last succeeded: the client's view of the session. */
   protected lastHeartbeatOk = Date.now();
-  /** A join is in flight: the coordinator keeps the member while it waits for the rebalance. */
+  /** A JoinGroup is out (classic): heartbeats pause; probes of the coordinator stand in for them. */
   protected joining = false;
 
   constructor(
@@ -132,7 +132,8 @@ export abstract class MembershipLifecycle implements Membership {
   }
 
   sessionLapsed(): boolean {
-    if (this.stopped || this.left || this.joining) return false;
+    // While joining, a classic member's probes of the coordinator keep lastHeartbeatOk fresh.
+    if (this.stopped || this.left) return false;
     if (Date.now() - this.lastHeartbeatOk < this.config.sessionTimeoutMs) return false;
     // A frozen process (a long pause, SIGSTOP) wakes up with data buffered and timers overdue: the
     // loop must process the expiry before anything more is delivered.

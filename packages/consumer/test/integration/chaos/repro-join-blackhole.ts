@@ -1,5 +1,5 @@
 // A reproduction of what chaos seed 7 (classic) found, kept out of `npm test` while it fails:
-//   node packages/consumer/dist/test/integration/chaos/repro-join-blackhole.js
+//   node packages/consumer/dist/test/integration/chaos/repro-join-blackhole.js [cooperative|eager]
 // (a broker of its own). Exit code 1 while the bug is there, 0 once it is fixed.
 //
 // Issue 10 item 3 says a member that has had no successful heartbeat for session.timeout.ms stops
@@ -32,7 +32,8 @@ const groupId = `join-hole-${run}`;
 let code = 1;
 const proxy = await FaultProxy.start('A', bootstrap);
 const producer = new TestProducer(bootstrap);
-const config = { groupId, autoOffsetReset: 'earliest', sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: HEARTBEAT_MS, maxPollIntervalMs: 30_000, requestTimeoutMs: 5_000, fetchMaxWaitMs: 100 } as const;
+const strategy = process.argv[2] === 'eager' ? ['range'] : ['cooperative-sticky'];
+const config = { groupId, partitionAssignmentStrategy: strategy, autoOffsetReset: 'earliest', sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: HEARTBEAT_MS, maxPollIntervalMs: 30_000, requestTimeoutMs: 5_000, fetchMaxWaitMs: 100 } as const;
 const a = createConsumer({ ...config, bootstrapServers: await proxy.bootstrap(), clientId: 'A' });
 const b = createConsumer({ ...config, bootstrapServers: bootstrap, clientId: 'B' });
 try {
@@ -44,8 +45,13 @@ try {
   let lostAt = 0;
   let deliveredInHole = 0;
   a.on('lost', () => {
-    lostAt = Date.now();
+    lostAt ||= Date.now();
     ev('A', 'lost its partitions');
+  });
+  // An eager member gives its partitions up (revoked) before it joins: its ownership ends too.
+  a.on('revoked', () => {
+    if (holeAt) lostAt ||= Date.now();
+    ev('A', 'revoked its partitions');
   });
   a.on('rebalance', (d) => {
     ev('A', `rebalance (${String(d.why)})`);
