@@ -1,12 +1,19 @@
-// The raw fetch ceiling: kwire's protocol layer alone. A Connection from @kwire/consumer's
-// BrokerPool sends Fetch requests for every partition not yet at its end, one in flight per
-// broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB, max.partition.fetch.bytes
-// 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record batches are only scanned
-// (scanRecordBatches: batch headers, to advance the fetch offsets) and the bytes are released
-// undecoded. No consumer can do less with the same requests: its records/s is the speed limit of
-// this broker on this machine, and every client's figure is shown as a ratio to it.
+// The transport ceiling: kwire's transport (a Connection from @kwire/consumer's BrokerPool)
+// sending the same Fetch requests a consumer sends, for every partition not yet at its end, one in
+// flight per broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB,
+// max.partition.fetch.bytes 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record
+// batches are only scanned (scanRecordBatches: batch headers, to advance the fetch offsets) and the
+// bytes are released undecoded. No consumer can do less with the same requests: its records/s is
+// what this broker and machine deliver to one connection, and every client's figure is shown as a
+// ratio to it. It is not a limit on a client that asks differently (larger answers, more
+// connections).
 //
-// It reads the topic three times in one process and reports the median pass.
+// With config.decompress (the `ceiling-decompress` row of compressed scenarios) each batch is also
+// decompressed (CRC not checked, records not decoded): the floor of what any client reading those
+// batches must spend.
+//
+// It is measured like every client: run-client.ts reads the topic warm-up + measured times in one
+// process, each pass with a BrokerPool of its own, timed from connected to the last record.
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
@@ -20,7 +27,8 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   run.start();
   const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling' });
   let wireBytes = 0;
-  const passSeconds: number[] = [];
+  let decompressedBytes = 0;
+  const decompress = options.config?.decompress === true;
   // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
   const latency = new LatencyWindow();
   try {
@@ -41,19 +49,13 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
         return pool.get({ host: b.host, port: b.port, nodeId: node });
       }),
     );
-    // The broker's limit is the figure wanted, so the topic is read several times over in this
-    // process (connections open, code compiled after the first pass) and the median pass counts;
-    // every pass must reach the expected records.
     if (run.mode === 'latency') {
       // The latency floor: the same fetch loop, records decoded only for their timestamps.
       if (connections.length !== 1) throw new Error('the latency floor expects one leader');
       run.ready();
       await latencyFloor(run, connections[0]!, options.topic, topic.topicId, [...byLeader.values()][0]!);
-    }
-    const passes = run.mode === 'latency' ? 0 : options.passes ?? 3;
-    for (let pass = 0; pass < passes && !run.error; pass++) {
-      const t0 = now();
-      if (pass === 0) run.ready();
+    } else {
+      run.ready();
       const counts = await Promise.all(
         [...byLeader.values()].map(async (partitions, i) => {
           const conn = connections[i]!;
@@ -79,6 +81,14 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
                   const scan = scanRecordBatches(records);
                   if (scan.batches === 0) continue;
                   wireBytes += scan.wholeBytes;
+                  if (decompress) {
+                    const reader = readRecordBatches(records, { checkCrc: false });
+                    for (let b = reader.next(); b !== null; b = reader.next()) {
+                      // Loads (decompresses) the records without decoding them.
+                      decompressedBytes += b.recordsSizeInBytes;
+                      b.release();
+                    }
+                  }
                   const from = offsets.get(pd.partitionIndex)!;
                   if (scan.nextOffset > from) {
                     got += Number(scan.nextOffset - from);
@@ -90,13 +100,12 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
               lease.release();
             }
             records += got;
-            if (pass === 0) run.batch(got);
+            run.batch(got);
           }
         }),
       );
       const total = counts.reduce((a, b) => a + b, 0);
-      passSeconds.push((now() - t0) / 1000);
-      if (total !== options.records) run.error = `pass ${pass + 1} read ${total} records, expected ${options.records}`;
+      if (total !== options.records) run.error = `read ${total} records, expected ${options.records}`;
     }
   } catch (err) {
     run.error = `ceiling: ${(err as Error).message}`;
@@ -105,13 +114,11 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   }
   // Nothing decoded, so no digest: bytes are the records' value bytes by construction.
   const report = await run.report({ checksum: null, bytes: run.count * (options.recordSize ?? 0) });
-  const sorted = [...passSeconds].sort((a, b) => a - b);
-  if (sorted.length) report.fetchSeconds = sorted[sorted.length >> 1]!;
-  if (passSeconds.length) {
+  if (run.mode !== 'latency') {
     const l = latency.summary();
     report.notes = [
       ...(report.notes ?? []),
-      `median of ${passSeconds.length} passes (s: ${passSeconds.map((x) => x.toFixed(3)).join(', ')}); ${(wireBytes / passSeconds.length / 1048576).toFixed(0)} MiB on the wire per pass; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`,
+      `${(wireBytes / 1048576).toFixed(0)} MiB on the wire${decompress ? `, ${(decompressedBytes / 1048576).toFixed(0)} MiB decompressed` : ''}; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`,
     ];
   }
   return report;
