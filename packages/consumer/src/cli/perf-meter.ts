@@ -122,17 +122,28 @@ export class PerfMeter {
   add(n: number, bytes: number): void {
     this.records += n;
     this.bytes += bytes;
+    this.lastAt = performance.now();
+    this.lastCpu = process.cpuUsage();
   }
+
+  /** When add() was last called (performance.now()), 0 before; and the CPU usage then. */
+  lastAt = 0;
+  private lastCpu: NodeJS.CpuUsage | undefined;
 
   /** One record's end-to-end latency: `now` (epoch ms) against its timestamp. */
   latencyOf(now: number, timestamp: number): void {
     this.latency.add(now - timestamp);
   }
 
-  end(): void {
+  /**
+   * Closes the window now, or at `at` (a performance.now() in the past: the last record, when a
+   * run ends by waiting in vain for more, so that the wait is not counted as reading time).
+   */
+  end(at?: number): void {
     if (this.cpu1 || !this.cpu0) return;
-    this.t1 = performance.now();
-    this.cpu1 = process.cpuUsage();
+    const atLast = at !== undefined && at === this.lastAt && this.lastCpu !== undefined;
+    this.t1 = at !== undefined && at >= this.t0 ? at : performance.now();
+    this.cpu1 = atLast ? this.lastCpu! : process.cpuUsage();
     this.loop.disable();
   }
 
