@@ -238,7 +238,7 @@ export function summaryText(r: PerfResult): string {
     `kwire perf: ${r.topic} (${r.partitions} partitions${r.fullTouch ? ', full touch' : ''}), stopped by ${r.stoppedBy}`,
     `  records        ${r.records.toLocaleString('en-US')} in ${r.seconds.toFixed(2)} s`,
     `  throughput     ${r.recordsPerSec.toLocaleString('en-US')} records/s, ${r.mbPerSec.toFixed(1)} MB/s (${r.mibPerSec.toFixed(1)} MiB/s) of values`,
-    `  fetch latency  p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms, max ${f.max} ms (${r.fetches} fetches)`,
+    `  fetch latency  p50 ${f.p50.toFixed(2)} ms, p90 ${f.p90.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms, max ${f.max.toFixed(2)} ms (${r.fetches} fetches)`,
     `  end to end     ${e ? `p50 ${ms(e.p50)}, p99 ${ms(e.p99)}, p99.9 ${ms(e.p999)}, max ${e.max} ms (delivery - record timestamp)` : '-'}`,
     `  CPU            ${r.cpuSeconds.toFixed(2)} s (${r.cpuPercent}% of one core)`,
     `  peak RSS       ${r.peakRssMb.toFixed(0)} MiB`,
