@@ -158,7 +158,11 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
           };
         }
       }
-      if (s.kind === 'rebalance') row.joinToFirstRecordMs = round(median(use.map((r) => r.joinToFirstRecordMs)), 1);
+      if (s.kind === 'rebalance') {
+        row.joinToFirstRecordMs = round(median(use.map((r) => r.joinToFirstRecordMs)), 1);
+        row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.joinToFirstRecordMs ?? null) : null));
+      }
+      if (s.kind === 'latency') row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.latency?.p99 ?? null) : null));
       if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
       if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
       rows.push(row);

@@ -103,6 +103,8 @@ export interface ResultRow {
   ratioToCeiling: number | null;
   /** Every repetition's records/s, to show the spread. */
   runsRecordsPerSec: (number | null)[];
+  /** rebalance: every repetition's join-to-first-record ms; latency: every repetition's p99. */
+  runsValues?: (number | null)[];
   /** (max - min) / median of the verified repetitions' records/s. */
   spread: number | null;
   /** Throughput variants: the client family and the setting of this row. */
