@@ -30,6 +30,8 @@ export interface ClientVariant {
   only?: 'compressed' | 'multi-partition';
   /** Not run in --quick (the sweep's other points). */
   fullOnly?: boolean;
+  /** Run only when named in --clients (experiments). */
+  optIn?: boolean;
 }
 
 // node-rdkafka's queue settings for throughput: a deep prefetch queue (librdkafka's defaults are
@@ -69,6 +71,13 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
   { id: 'kcat@queued', family: 'kcat', program: 'kcat', setting: "-X queued.min.messages=10000000, -f '%S\\n'", kcatArgs: ['-X', 'queued.min.messages=10000000'] },
   { id: 'ceiling', family: 'ceiling', program: 'ceiling', setting: 'the same Fetch requests, batches scanned, nothing decoded' },
   { id: 'ceiling-decompress', family: 'ceiling-decompress', program: 'ceiling', setting: 'the same, and every batch decompressed (no CRC, records not decoded)', config: { decompress: true }, only: 'compressed' },
+  {
+    id: 'ceiling-burn',
+    family: 'ceiling-burn',
+    program: 'ceiling',
+    setting: 'the same, spinning KWIRE_BENCH_BURN_US_PER_MIB µs of CPU on its main thread per MiB received (an experiment; only with --clients)',
+    optIn: true,
+  },
 ];
 
 /** Client families (what availability is decided for); kcat@queued belongs to kcat. */
@@ -81,9 +90,10 @@ export const REBALANCE_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka',
 export const ALLOC_CLIENTS = ['kwire', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
 
 /** The variants that run on scenario `s` in this mode. */
-export function variantsFor(s: ScenarioInfo, mode: 'full' | 'quick'): ClientVariant[] {
+export function variantsFor(s: ScenarioInfo, mode: 'full' | 'quick', selected?: readonly string[]): ClientVariant[] {
   return THROUGHPUT_VARIANTS.filter((v) => {
     if (mode === 'quick' && v.fullOnly) return false;
+    if (v.optIn && !(selected ?? []).includes(v.id)) return false;
     if (v.only === 'compressed' && s.compression === 'none') return false;
     if (v.only === 'multi-partition' && s.partitions < 2) return false;
     // kcat prints records: it has no way to hand keys and headers to code, so no full touch.

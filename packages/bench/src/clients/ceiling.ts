@@ -29,6 +29,10 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   let wireBytes = 0;
   let decompressedBytes = 0;
   const decompress = options.config?.decompress === true;
+  // The burning ceiling (`ceiling-burn`, an experiment): CPU spent on the main thread per MiB
+  // received, to see whether a client's extra CPU per byte alone accounts for its distance from
+  // the ceiling on these shared cores.
+  const burnUsPerMiB = Number(options.config?.burnUsPerMiB ?? process.env.KWIRE_BENCH_BURN_US_PER_MIB ?? 0);
   // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
   const latency = new LatencyWindow();
   try {
@@ -81,6 +85,7 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
                   const scan = scanRecordBatches(records);
                   if (scan.batches === 0) continue;
                   wireBytes += scan.wholeBytes;
+                  if (burnUsPerMiB > 0) burn((scan.wholeBytes / 1048576) * burnUsPerMiB);
                   if (decompress) {
                     const reader = readRecordBatches(records, { checkCrc: false });
                     for (let b = reader.next(); b !== null; b = reader.next()) {
@@ -122,6 +127,12 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
     ];
   }
   return report;
+}
+
+/** Spins on the main thread for `us` microseconds: CPU time, nothing else. */
+function burn(us: number): void {
+  const until = performance.now() + us / 1000;
+  while (performance.now() < until);
 }
 
 /**

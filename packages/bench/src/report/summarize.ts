@@ -13,6 +13,7 @@ export const CLIENT_LABELS: Record<string, string> = {
   kcat: 'kcat (librdkafka)',
   ceiling: 'transport ceiling',
   'ceiling-decompress': 'transport ceiling, decompressing',
+  'ceiling-burn': 'transport ceiling, burning CPU',
 };
 
 /** A client family or variant ("family@setting") in words. */

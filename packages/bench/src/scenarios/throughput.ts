@@ -26,7 +26,7 @@ function unavailable(ctx: Ctx, s: ScenarioInfo, v: ClientVariant): string | null
 
 /** Steps this scenario will count (for the progress line). */
 export function throughputSteps(ctx: Ctx, s: ScenarioInfo): number {
-  const run = variantsFor(s, ctx.o.mode).filter((v) => unavailable(ctx, s, v) === null);
+  const run = variantsFor(s, ctx.o.mode, ctx.o.clients).filter((v) => unavailable(ctx, s, v) === null);
   return 1 + run.length + ALLOC_CLIENTS.filter((c) => run.some((v) => v.id === c)).length;
 }
 
@@ -37,7 +37,7 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
   const loaded = await loadTopic(ctx.target, { topic, partitions: s.partitions, records: s.records, recordSize: s.recordSize, compression: s.compression, keyed: s.touch === 'full' });
   ctx.topics.set(s.id, loaded);
   progress.log(`  loaded in ${loaded.seconds.toFixed(1)} s (${int(loaded.producedRecordsPerSec)} records/s)`);
-  const variants = variantsFor(s, ctx.o.mode).filter((v) => {
+  const variants = variantsFor(s, ctx.o.mode, ctx.o.clients).filter((v) => {
     const why = unavailable(ctx, s, v);
     if (why) ctx.runs.push(skippedRun(s, v.id, why));
     return !why;
