@@ -1,9 +1,9 @@
 // The bench's Java peer, compiled by the launcher's compileJava against the broker's own jars.
 //
 //   consume --bootstrap B --topic T --partitions P --records N --warmup W --passes M [--touch value|full] [--prop k=v]...
-//     The Java consumer measured like every other client: one KafkaConsumer, every partition
-//     assigned, the topic read W + M times (seekToBeginning between passes) in this JVM, each pass
-//     timed from its seek to its last record. Configured as ConsumerPerformance configures it
+//     The Java consumer measured like every other client: the topic read W + M times in this JVM,
+//     each pass with a KafkaConsumer of its own (every partition assigned, from the beginning),
+//     timed from its assignment to its last record, as ConsumerPerformance's fetch figures count. Configured as ConsumerPerformance configures it
 //     (check.crcs=false, receive.buffer.bytes 2 MiB, max.partition.fetch.bytes 1 MiB), read
 //     uncommitted like the others; --prop adds or overrides. Prints one JSON line per pass with the
 //     count, the value bytes, the digest (the same ValueDigest / recordHash as the Node clients,
@@ -105,17 +105,23 @@ public class BenchJava {
     List<TopicPartition> tps = new ArrayList<>();
     for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
     com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-      consumer.assign(tps);
-      for (int pass = 0; pass < warmup + passes; pass++) {
-        consumer.seekToBeginning(tps);
+    for (int pass = 0; pass < warmup + passes; pass++) {
+      // A consumer per pass, as the Node clients have: one consumer reused across passes would
+      // start each pass behind the long poll (fetch.max.wait.ms) it left in flight at the end of
+      // the previous one (one Fetch in flight per broker): 0.5 s before the first record.
+      try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
         long cpu0 = os.getProcessCpuTime();
         long gc0 = gcMillis();
         long t0 = System.nanoTime();
+        consumer.assign(tps);
+        consumer.seekToBeginning(tps);
         long count = 0;
         long bytes = 0;
         int xor = 0;
         long tLast = t0;
+        long tFirst = 0;
+        long tHalf = 0;
+        long t95 = 0;
         long idleSince = System.nanoTime();
         while (count < records) {
           ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(500));
@@ -131,12 +137,16 @@ public class BenchJava {
             count++;
           }
           tLast = System.nanoTime();
+          if (tFirst == 0) tFirst = tLast;
+          if (tHalf == 0 && count * 2 >= records) tHalf = tLast;
+          if (t95 == 0 && count * 20 >= records * 19) t95 = tLast;
         }
         double seconds = (tLast - t0) / 1e9;
         double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
         System.out.println("{\"pass\":" + pass + ",\"warmup\":" + (pass < warmup) + ",\"records\":" + count + ",\"bytes\":" + bytes
             + ",\"checksum\":\"" + bytes + ":" + Integer.toHexString(xor) + "\",\"seconds\":" + seconds + ",\"cpuSeconds\":" + cpu
-            + ",\"gcMs\":" + (gcMillis() - gc0) + "}");
+            + ",\"gcMs\":" + (gcMillis() - gc0) + ",\"firstSeconds\":" + (tFirst - t0) / 1e9 + ",\"halfSeconds\":" + (tHalf - t0) / 1e9
+            + ",\"p95Seconds\":" + (t95 - t0) / 1e9 + "}");
         if (count != records) break;
       }
     }
