@@ -66,13 +66,19 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
           const ends = new Map<number, bigint>();
           let records = 0;
+          const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
+          const send = () => ({ sentAt: performance.now(), lease: conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pendingNow(), offsets), { timeoutMs: 30_500 }) });
+          // The burning ceiling sends its next Fetch before it burns, as kwire sends its next one
+          // before it decodes an answer (the early fetch); the others send after the scan.
+          let early: ReturnType<typeof send> | null = null;
           for (;;) {
-            const pending = partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
-            if (pending.length === 0) return records;
-            const sentAt = performance.now();
-            const lease = await conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pending, offsets), { timeoutMs: 30_500 });
-            latency.record(performance.now() - sentAt);
+            if (!early && pendingNow().length === 0) return records;
+            const f = early ?? send();
+            early = null;
+            const lease = await f.lease;
+            latency.record(performance.now() - f.sentAt);
             let got = 0;
+            let toBurn = 0;
             try {
               const res = decodeResponseBody(Fetch, lease);
               if (res.errorCode !== 0) throw new Error(`Fetch error ${res.errorCode}`);
@@ -85,7 +91,7 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
                   const scan = scanRecordBatches(records);
                   if (scan.batches === 0) continue;
                   wireBytes += scan.wholeBytes;
-                  if (burnUsPerMiB > 0) burn((scan.wholeBytes / 1048576) * burnUsPerMiB);
+                  toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;
                   if (decompress) {
                     const reader = readRecordBatches(records, { checkCrc: false });
                     for (let b = reader.next(); b !== null; b = reader.next()) {
@@ -103,6 +109,10 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
               }
             } finally {
               lease.release();
+            }
+            if (toBurn > 0) {
+              if (pendingNow().length > 0) early = send();
+              burn(toBurn);
             }
             records += got;
             run.batch(got);
