@@ -28,7 +28,7 @@ export interface ClientVariant {
   kcatArgs?: string[];
   /** Only where the setting can make a difference. */
   only?: 'compressed' | 'multi-partition';
-  /** Not run in --quick (the sweep's other points). */
+  /** Not run in --quick (the sweep's other points: --quick runs each family's defaults, platformatic at 1 MiB and node-rdkafka's flowing mode, one code path each). */
   fullOnly?: boolean;
   /** Run only when named in --clients (experiments). */
   optIn?: boolean;
@@ -58,11 +58,12 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
     setting: 'partitionsConsumedConcurrently = partitions, maxBytes 50 MiB, maxBytesPerPartition 4 MiB',
     settings: { partitionsConsumedConcurrently: 'partitions' },
     config: { maxBytes: 50 * MIB, maxBytesPerPartition: 4 * MIB },
+    fullOnly: true,
   },
   platformatic(1, false),
   platformatic(4, true),
   platformatic(16, true),
-  platformatic(50, false),
+  platformatic(50, true),
   { id: 'rdkafka', family: 'rdkafka', program: 'rdkafka', setting: 'consume(1000), defaults' },
   { id: 'rdkafka@consume10k', family: 'rdkafka', program: 'rdkafka', setting: 'consume(10000), queued.min.messages 1M, queued.max.messages.kbytes 1 GiB, fetch.queue.backoff.ms 10', settings: { consume: 10_000 }, config: RDKAFKA_TUNED, fullOnly: true },
   { id: 'rdkafka@flowing', family: 'rdkafka', program: 'rdkafka', setting: 'flowing mode, queued.min.messages 1M, queued.max.messages.kbytes 1 GiB, fetch.queue.backoff.ms 10', settings: { consume: 'flowing' }, config: RDKAFKA_TUNED },
@@ -86,8 +87,11 @@ export const GROUP_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka'] as 
 /** The ceiling's fetch loop doubles as the latency floor: the same requests, no consumer around them. */
 export const LATENCY_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'ceiling'] as const;
 export const REBALANCE_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'java'] as const;
-/** Node client variants measured for allocation per record (a separate pass each): the defaults. */
+/** Node client variants measured for allocation per record (a separate pass each): the defaults; kwire only in --quick. */
 export const ALLOC_CLIENTS = ['kwire', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
+export function allocClients(mode: 'full' | 'quick'): readonly string[] {
+  return mode === 'quick' ? ['kwire'] : ALLOC_CLIENTS;
+}
 
 /** The variants that run on scenario `s` in this mode. */
 export function variantsFor(s: ScenarioInfo, mode: 'full' | 'quick', selected?: readonly string[]): ClientVariant[] {

@@ -7,7 +7,7 @@ import { runBenchJava } from '../orchestrator/java.js';
 import { runKcat } from '../orchestrator/kcat.js';
 import { spawnNodeClient } from '../orchestrator/node-client.js';
 import { loadTopic, type LoadedTopic } from '../orchestrator/topics.js';
-import { ALLOC_CLIENTS, variantsFor, type ClientVariant } from '../plan.js';
+import { allocClients, variantsFor, type ClientVariant } from '../plan.js';
 import { int } from '../report/table.js';
 import type { AllocRecord, RunRecord, ScenarioInfo } from '../report/types.js';
 import type { PassReport } from '../run-client.js';
@@ -27,7 +27,7 @@ function unavailable(ctx: Ctx, s: ScenarioInfo, v: ClientVariant): string | null
 /** Steps this scenario will count (for the progress line). */
 export function throughputSteps(ctx: Ctx, s: ScenarioInfo): number {
   const run = variantsFor(s, ctx.o.mode, ctx.o.clients).filter((v) => unavailable(ctx, s, v) === null);
-  return 1 + run.length + ALLOC_CLIENTS.filter((c) => run.some((v) => v.id === c)).length;
+  return 1 + run.length + allocClients(ctx.o.mode).filter((c) => run.some((v) => v.id === c)).length;
 }
 
 export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {
@@ -50,7 +50,7 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
     ctx.runs.push(...runs);
     for (const r of runs) progress.log(`  pass ${r.rep + 1}: ${describe(r)}`);
   }
-  for (const client of ALLOC_CLIENTS) {
+  for (const client of allocClients(ctx.o.mode)) {
     const v = variants.find((x) => x.id === client);
     if (!v) continue;
     step(ctx, `${s.id}: heap bytes per record, ${label(client)}`);
