@@ -77,9 +77,13 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
     family: 'ceiling-burn',
     program: 'ceiling',
     setting: 'the same, spinning KWIRE_BENCH_BURN_US_PER_MIB µs of CPU on its main thread per MiB received (an experiment; only with --clients)',
+    config: { burn: true },
     optIn: true,
   },
 ];
+
+/** The variant of each family that is the library's defaults (as the bench ran it before). */
+export const DEFAULT_VARIANT: Record<string, string> = { platformatic: 'platformatic@50MiB' };
 
 /** Client families (what availability is decided for); kcat@queued belongs to kcat. */
 export const THROUGHPUT_CLIENTS = [...new Set(THROUGHPUT_VARIANTS.map((v) => v.family))];

@@ -32,7 +32,8 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   // The burning ceiling (`ceiling-burn`, an experiment): CPU spent on the main thread per MiB
   // received, to see whether a client's extra CPU per byte alone accounts for its distance from
   // the ceiling on these shared cores.
-  const burnUsPerMiB = Number(options.config?.burnUsPerMiB ?? process.env.KWIRE_BENCH_BURN_US_PER_MIB ?? 0);
+  // Only the variant that asks (config.burn): the variable reaches every client of the run.
+  const burnUsPerMiB = options.config?.burn === true ? Number(process.env.KWIRE_BENCH_BURN_US_PER_MIB ?? 0) : 0;
   // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
   const latency = new LatencyWindow();
   try {

@@ -1,5 +1,6 @@
 // The Markdown report (packages/bench/results/report.md): the run's context, the goals against
 // the measured figures, every table, the chart, the profiles and the notes on method.
+import { DEFAULT_VARIANT } from '../plan.js';
 import { bestOf, ratio, ratioToBest } from './summarize.js';
 import { int, num, status } from './table.js';
 import type { BenchResults, ResultRow } from './types.js';
@@ -115,7 +116,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       const kwire = rows.find((r) => r.scenario === id && r.client === 'kwire');
       for (const [family, name] of PEERS) {
         const best = bestOf(rows, id, family);
-        const def = rows.find((r) => r.scenario === id && r.client === family);
+        const def = rows.find((r) => r.scenario === id && r.client === (DEFAULT_VARIANT[family] ?? family));
         if (!best && !def) continue;
         peerRows.push([
           id,
@@ -127,7 +128,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ]);
       }
     }
-    out.push(mdTable(['scenario', 'peer', 'best setting: records/s', 'defaults: records/s', 'kwire (defaults) records/s', 'kwire / best'], peerRows, [false, false, false, true, true, true]), '');
+    out.push(mdTable(['scenario', 'peer', 'best setting: records/s', 'defaults: records/s (platformatic: its default sizes, read_uncommitted)', 'kwire (defaults) records/s', 'kwire / best'], peerRows, [false, false, false, true, true, true]), '');
     out.push('### kwire against the others (ratios of median records/s against each peer\'s best setting, same run)', '');
     const pct = (r: number | null) => (r === null ? '-' : `${(r * 100).toFixed(0)}%`);
     out.push(
