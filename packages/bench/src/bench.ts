@@ -123,7 +123,8 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
       mode: o.mode,
       startedAt: new Date(started).toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      clients: THROUGHPUT_CLIENTS.map((id) => ({
+      // Families that ran or could have: an opt-in experiment is listed only when asked for.
+      clients: THROUGHPUT_CLIENTS.filter((id) => THROUGHPUT_VARIANTS.some((v) => v.family === id && (!v.optIn || o.clients?.includes(v.id)))).map((id) => ({
         id,
         label: id === 'kcat' && kcat ? kcat : id === 'rdkafka' && rd.ok ? `node-rdkafka ${rd.version} (librdkafka ${rd.librdkafka})` : clientLabel(id),
         available: available.get(id) === null,
