@@ -1,6 +1,6 @@
 // `npm run bench` (scripts/bench.mjs builds, then runs this): the benchmark of issue 7.
 //
-//   npm run bench                         full run (about 20 minutes on 2 cores)
+//   npm run bench                         full run (about 35 minutes on 2 cores)
 //   npm run bench -- --quick              smoke run (under 3 minutes)
 //   npm run bench -- --bootstrap H:P      use a running broker instead of starting one
 //   npm run bench -- --json out.json      also write the results there
@@ -20,14 +20,15 @@ import { chartSvg } from './report/svg.js';
 import { consoleReport } from './report/table.js';
 import type { BenchResults } from './report/types.js';
 
-const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, the Java consumer, kcat and the raw fetch ceiling
+const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-rdkafka, the Java consumer, kcat and the transport ceiling
 
   --quick               smoke run: two small scenarios, one repetition, under 3 minutes
   --bootstrap H:P       use this broker (the Java tools come from the launcher's jars)
   --out DIR             where results.json, report.md, chart.svg go (default packages/bench/results)
   --json FILE           also write the results JSON to FILE
-  --reps N              repetitions per scenario (default 3, quick 1)
-  --clients a,b         only these: kwire,kwire-nocrc,kafkajs,platformatic,java,kcat,kcat-tuned,ceiling
+  --reps N              measured passes per client and scenario, after one warm-up pass (default 5, quick 1)
+  --clients a,b         only these families or variants: kwire,kwire-nocrc,kafkajs,platformatic,rdkafka,
+                        java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)
   --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
   --node PATH           the Node for the clients (default: Node 24 through npx)

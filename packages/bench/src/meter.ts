@@ -143,3 +143,40 @@ export class ValueDigest {
     return `${this.sum}:${(this.xor >>> 0).toString(16)}`;
   }
 }
+
+/** FNV-1a over every byte of `b` (full-touch workload: every value byte is read). */
+export function fnvBytes(h: number, b: Uint8Array | null): number {
+  if (b === null) return Math.imul(h ^ 0xff, 0x01000193);
+  const n = b.length;
+  for (let i = 0; i < n; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return Math.imul(h ^ n, 0x01000193);
+}
+
+/** FNV-1a over the UTF-16 code units of a string (header keys: ASCII in the bench's data). */
+export function fnvString(h: number, s: string): number {
+  const n = s.length;
+  for (let i = 0; i < n; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return Math.imul(h ^ n, 0x01000193);
+}
+
+/**
+ * The full-touch hash of one record, the same in every client (and in BenchJava.java): FNV-1a
+ * over every byte of the value, then the key, then the headers (each header's key and value
+ * hashed on its own and XORed, so the order a library lists them in does not matter), mixed with
+ * the low 32 bits of the offset and of the timestamp. Clients fold it into ValueDigest with
+ * addHash, so the digest of a run is independent of delivery order like the value-only one.
+ */
+export function recordHash(value: Uint8Array | null, key: Uint8Array | null, headersHash: number, offset: number, timestamp: number): number {
+  let h = fnvBytes(0x811c9dc5, value);
+  h = fnvBytes(h, key);
+  h = Math.imul(h ^ headersHash, 0x01000193);
+  h = Math.imul(h ^ (offset | 0), 0x01000193);
+  h = Math.imul(h ^ (timestamp % 4294967296 | 0), 0x01000193);
+  return h | 0;
+}
+
+/** One header's contribution to recordHash's headersHash (XOR them over a record's headers). */
+export function headerHash(key: string | Uint8Array, value: Uint8Array | null): number {
+  // An ASCII key hashes the same as a string or as bytes: libraries hand it over either way.
+  return fnvBytes(typeof key === 'string' ? fnvString(0x811c9dc5, key) : fnvBytes(0x811c9dc5, key), value) | 0;
+}

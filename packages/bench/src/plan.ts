@@ -1,17 +1,118 @@
-// The scenario matrix. Full mode covers every record size (100 B, 1 KB, 10 KB), both partition
-// counts (1, 12) and every codec (none, lz4, zstd) without running every combination, plus the
-// group, latency, rebalance and RSS-soak runs; sized so that the whole run stays under 30 minutes
-// on 2 cores (record counts give the slowest client a few seconds of fetch phase per run). Quick
-// mode is a smoke test of every code path on small data, one repetition, under 3 minutes.
+// The scenario matrix and the clients. Full mode covers every record size (100 B, 1 KB, 10 KB),
+// both partition counts (1, 12) and every codec (none, lz4, zstd) without running every
+// combination, a full-touch workload (keys and headers, every field read), plus the group,
+// latency, rebalance and RSS-soak runs; sized so that the whole run stays under 40 minutes on 2
+// cores. Quick mode is a smoke test of every code path on small data, under 3 minutes.
+//
+// Steady state: every throughput client reads the topic `warmupPasses` + `repetitions` times in
+// one process (one JVM for Java; kcat, a C program with nothing to warm, once per process), and
+// the measured passes are the repetitions. Peers are swept over the settings their expert users
+// change for throughput; each setting is a client variant ("family@setting") with a row of its own,
+// and the report compares kwire (at its defaults) against each family's best variant.
 import type { Codec, ScenarioInfo } from './report/types.js';
 
-export const THROUGHPUT_CLIENTS = ['kwire', 'kwire-nocrc', 'kafkajs', 'platformatic', 'rdkafka', 'java', 'kcat', 'kcat-tuned', 'ceiling'] as const;
+const MIB = 1_048_576;
+
+export interface ClientVariant {
+  /** "family" for a library's defaults as the bench ran them before, "family@setting" otherwise. */
+  id: string;
+  family: string;
+  /** The run-client program ('kwire', 'kafkajs', ...), or 'java' / 'kcat' (driven from outside). */
+  program: string;
+  /** What differs from the library's defaults, in words. */
+  setting: string;
+  /** Handed to the library (consumer configuration). */
+  config?: Record<string, unknown>;
+  /** How the bench drives it (ClientOptions.settings); 'partitions' is replaced by the scenario's count. */
+  settings?: Record<string, unknown>;
+  kcatArgs?: string[];
+  /** Only where the setting can make a difference. */
+  only?: 'compressed' | 'multi-partition';
+  /** Not run in --quick (the sweep's other points: --quick runs each family's defaults, platformatic at 1 MiB and node-rdkafka's flowing mode, one code path each). */
+  fullOnly?: boolean;
+  /** Run only when named in --clients (experiments). */
+  optIn?: boolean;
+}
+
+// node-rdkafka's queue settings for throughput: a deep prefetch queue (librdkafka's defaults are
+// 100,000 messages or 64 MiB per partition) and a short back-off when it is full (default 1 s).
+const RDKAFKA_TUNED = { 'queued.min.messages': 1_000_000, 'queued.max.messages.kbytes': 1_048_576, 'fetch.queue.backoff.ms': 10 };
+const platformatic = (mib: number, fullOnly: boolean): ClientVariant => ({
+  id: `platformatic@${mib}MiB`,
+  family: 'platformatic',
+  program: 'platformatic',
+  setting: `maxBytes = maxBytesPerPartition = ${mib} MiB${mib === 50 ? ' (its default sizes)' : ''}, read_uncommitted`,
+  config: { maxBytes: mib * MIB, maxBytesPerPartition: mib * MIB, isolationLevel: 0 },
+  fullOnly,
+});
+
+export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
+  { id: 'kwire', family: 'kwire', program: 'kwire', setting: 'defaults' },
+  { id: 'kwire-nocrc', family: 'kwire-nocrc', program: 'kwire', setting: 'checkCrcs: false', config: { checkCrcs: false } },
+  { id: 'kafkajs', family: 'kafkajs', program: 'kafkajs', setting: 'defaults (eachBatch, maxBytes 10 MiB, maxBytesPerPartition 1 MiB, one partition at a time)' },
+  { id: 'kafkajs@concurrent', family: 'kafkajs', program: 'kafkajs', setting: 'partitionsConsumedConcurrently = partitions', settings: { partitionsConsumedConcurrently: 'partitions' }, only: 'multi-partition', fullOnly: true },
+  {
+    id: 'kafkajs@concurrent-50MiB',
+    family: 'kafkajs',
+    program: 'kafkajs',
+    setting: 'partitionsConsumedConcurrently = partitions, maxBytes 50 MiB, maxBytesPerPartition 4 MiB',
+    settings: { partitionsConsumedConcurrently: 'partitions' },
+    config: { maxBytes: 50 * MIB, maxBytesPerPartition: 4 * MIB },
+    fullOnly: true,
+  },
+  platformatic(1, false),
+  platformatic(4, true),
+  platformatic(16, true),
+  platformatic(50, true),
+  { id: 'rdkafka', family: 'rdkafka', program: 'rdkafka', setting: 'consume(1000), defaults' },
+  { id: 'rdkafka@consume10k', family: 'rdkafka', program: 'rdkafka', setting: 'consume(10000), queued.min.messages 1M, queued.max.messages.kbytes 1 GiB, fetch.queue.backoff.ms 10', settings: { consume: 10_000 }, config: RDKAFKA_TUNED, fullOnly: true },
+  { id: 'rdkafka@flowing', family: 'rdkafka', program: 'rdkafka', setting: 'flowing mode, queued.min.messages 1M, queued.max.messages.kbytes 1 GiB, fetch.queue.backoff.ms 10', settings: { consume: 'flowing' }, config: RDKAFKA_TUNED },
+  { id: 'java', family: 'java', program: 'java', setting: "ConsumerPerformance's settings (check.crcs=false, receive.buffer.bytes 2 MiB)" },
+  { id: 'kcat', family: 'kcat', program: 'kcat', setting: "defaults, -f '%S\\n' (the value's size only)" },
+  { id: 'kcat@queued', family: 'kcat', program: 'kcat', setting: "-X queued.min.messages=10000000, -f '%S\\n'", kcatArgs: ['-X', 'queued.min.messages=10000000'] },
+  { id: 'ceiling', family: 'ceiling', program: 'ceiling', setting: 'the same Fetch requests, batches scanned, nothing decoded' },
+  { id: 'ceiling-decompress', family: 'ceiling-decompress', program: 'ceiling', setting: 'the same, and every batch decompressed (no CRC, records not decoded)', config: { decompress: true }, only: 'compressed' },
+  {
+    id: 'ceiling-burn',
+    family: 'ceiling-burn',
+    program: 'ceiling',
+    setting: 'the same, spinning KWIRE_BENCH_BURN_US_PER_MIB µs of CPU on its main thread per MiB received (an experiment; only with --clients)',
+    config: { burn: true },
+    optIn: true,
+  },
+];
+
+/** The variant of each family that is the library's defaults (as the bench ran it before). */
+export const DEFAULT_VARIANT: Record<string, string> = { platformatic: 'platformatic@50MiB' };
+
+/** Client families (what availability is decided for); kcat@queued belongs to kcat. */
+export const THROUGHPUT_CLIENTS = [...new Set(THROUGHPUT_VARIANTS.map((v) => v.family))];
 export const GROUP_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka'] as const;
 /** The ceiling's fetch loop doubles as the latency floor: the same requests, no consumer around them. */
 export const LATENCY_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'ceiling'] as const;
 export const REBALANCE_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'java'] as const;
-/** Node clients measured for allocation per record (a separate pass each). */
-export const ALLOC_CLIENTS = ['kwire', 'kwire-nocrc', 'kafkajs', 'platformatic', 'rdkafka'] as const;
+/** Node client variants measured for allocation per record (a separate pass each): the defaults; kwire only in --quick. */
+export const ALLOC_CLIENTS = ['kwire', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
+export function allocClients(mode: 'full' | 'quick'): readonly string[] {
+  return mode === 'quick' ? ['kwire'] : ALLOC_CLIENTS;
+}
+
+/** The variants that run on scenario `s` in this mode. */
+export function variantsFor(s: ScenarioInfo, mode: 'full' | 'quick', selected?: readonly string[]): ClientVariant[] {
+  return THROUGHPUT_VARIANTS.filter((v) => {
+    if (mode === 'quick' && v.fullOnly) return false;
+    if (v.optIn && !(selected ?? []).includes(v.id)) return false;
+    if (v.only === 'compressed' && s.compression === 'none') return false;
+    if (v.only === 'multi-partition' && s.partitions < 2) return false;
+    // kcat prints records: it has no way to hand keys and headers to code, so no full touch.
+    if (v.family === 'kcat' && s.touch === 'full') return false;
+    return true;
+  });
+}
+
+export function variantById(id: string): ClientVariant | undefined {
+  return THROUGHPUT_VARIANTS.find((v) => v.id === id);
+}
 
 export interface Plan {
   mode: 'full' | 'quick';
@@ -27,16 +128,18 @@ function sizeText(bytes: number): string {
   return bytes >= 1024 ? `${bytes / 1024} KB` : `${bytes} B`;
 }
 
-export function throughput(recordSize: number, partitions: number, compression: Codec, records: number, repetitions: number): ScenarioInfo {
+export function throughput(recordSize: number, partitions: number, compression: Codec, records: number, repetitions: number, touch: 'value' | 'full' = 'value', warmupPasses = 1): ScenarioInfo {
   return {
-    id: `${sizeName(recordSize)}-${partitions}p-${compression}`,
+    id: `${sizeName(recordSize)}-${partitions}p-${compression}${touch === 'full' ? '-full' : ''}`,
     kind: 'throughput',
-    title: `${sizeText(recordSize)} records, ${partitions} partition${partitions > 1 ? 's' : ''}, ${compression === 'none' ? 'uncompressed' : compression}`,
+    title: `${sizeText(recordSize)} records, ${partitions} partition${partitions > 1 ? 's' : ''}, ${compression === 'none' ? 'uncompressed' : compression}${touch === 'full' ? ', full touch (keys and headers; key, every value byte, headers, offset, timestamp read)' : ''}`,
     recordSize,
     partitions,
     compression,
     records,
     repetitions,
+    warmupPasses,
+    touch,
   };
 }
 
@@ -45,12 +148,14 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
     const reps = repetitions ?? 1;
     const a = throughput(100, 12, 'lz4', 200_000, reps);
     const b = throughput(10_240, 1, 'zstd', 5_000, reps);
+    const c = throughput(1024, 12, 'none', 20_000, reps, 'full');
     return {
       mode,
       latencyClients: ['kwire'],
       scenarios: [
         a,
         b,
+        c,
         { ...a, id: `group-${a.id}`, kind: 'group', title: `3-member group on ${a.title}`, members: 3, topicOf: a.id },
         { id: 'latency-100B-1p', kind: 'latency', title: '100 B records, 1 partition, 10,000 records/s', recordSize: 100, partitions: 1, compression: 'none', records: 50_000, rate: 10_000, seconds: 5, repetitions: 1 },
         { ...a, id: `rebalance-${a.id}`, kind: 'rebalance', title: `Fresh group on ${a.title}`, topicOf: a.id },
@@ -58,17 +163,19 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
       ],
     };
   }
-  const reps = repetitions ?? 3;
+  const reps = repetitions ?? 5;
   const t = [
-    throughput(100, 1, 'none', 2_000_000, reps),
-    throughput(100, 12, 'none', 2_000_000, reps),
-    throughput(100, 12, 'lz4', 2_000_000, reps),
-    throughput(1024, 12, 'none', 500_000, reps),
-    throughput(1024, 12, 'zstd', 500_000, reps),
-    // 1.5 GB each: long enough (0.8-1.5 s for the fast clients) that a client's start-up and JIT
-    // warm-up weigh on its figure no more than on the ceiling's, whose passes run warm.
-    throughput(10_240, 1, 'none', 150_000, reps),
-    throughput(10_240, 12, 'lz4', 150_000, reps),
+    // Sized so that the slowest variants (node-rdkafka and @platformatic/kafka at 100 B, about
+    // 100k records/s) take a few seconds a pass: with a warm-up pass and five measured ones for
+    // each of 17 variants the whole run stays under 40 minutes on 2 cores.
+    throughput(100, 1, 'none', 500_000, reps),
+    throughput(100, 12, 'none', 500_000, reps),
+    throughput(100, 12, 'lz4', 500_000, reps),
+    throughput(1024, 12, 'none', 250_000, reps),
+    throughput(1024, 12, 'zstd', 250_000, reps),
+    throughput(10_240, 1, 'none', 60_000, reps),
+    throughput(10_240, 12, 'lz4', 60_000, reps),
+    throughput(1024, 12, 'none', 250_000, reps, 'full'),
   ];
   const oneKb = t[3]!;
   const hundred = t[1]!;
@@ -77,10 +184,10 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
     latencyClients: LATENCY_CLIENTS,
     scenarios: [
       ...t,
-      { ...oneKb, id: `group-${oneKb.id}`, kind: 'group', title: `3-member group on ${oneKb.title}`, members: 3, topicOf: oneKb.id },
+      { ...oneKb, id: `group-${oneKb.id}`, kind: 'group', title: `3-member group on ${oneKb.title}`, members: 3, topicOf: oneKb.id, repetitions: 3 },
       { id: 'latency-100B-1p', kind: 'latency', title: '100 B records, 1 partition, 10,000 records/s', recordSize: 100, partitions: 1, compression: 'none', records: 200_000, rate: 10_000, seconds: 20, repetitions: 2 },
-      { ...hundred, id: `rebalance-${hundred.id}`, kind: 'rebalance', title: `Fresh group on ${hundred.title}`, topicOf: hundred.id },
-      { ...oneKb, id: `soak-${oneKb.id}`, kind: 'soak', title: `kwire over ${oneKb.title}, 8 passes (4 GB)`, passes: 8, topicOf: oneKb.id, repetitions: 1 },
+      { ...hundred, id: `rebalance-${hundred.id}`, kind: 'rebalance', title: `Fresh group on ${hundred.title}`, topicOf: hundred.id, repetitions: 3 },
+      { ...oneKb, id: `soak-${oneKb.id}`, kind: 'soak', title: `kwire over ${oneKb.title}, 12 passes (3 GB)`, passes: 12, topicOf: oneKb.id, repetitions: 1 },
     ],
   };
 }

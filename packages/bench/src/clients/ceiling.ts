@@ -1,12 +1,19 @@
-// The raw fetch ceiling: kwire's protocol layer alone. A Connection from @kwire/consumer's
-// BrokerPool sends Fetch requests for every partition not yet at its end, one in flight per
-// broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB, max.partition.fetch.bytes
-// 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record batches are only scanned
-// (scanRecordBatches: batch headers, to advance the fetch offsets) and the bytes are released
-// undecoded. No consumer can do less with the same requests: its records/s is the speed limit of
-// this broker on this machine, and every client's figure is shown as a ratio to it.
+// The transport ceiling: kwire's transport (a Connection from @kwire/consumer's BrokerPool)
+// sending the same Fetch requests a consumer sends, for every partition not yet at its end, one in
+// flight per broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB,
+// max.partition.fetch.bytes 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record
+// batches are only scanned (scanRecordBatches: batch headers, to advance the fetch offsets) and the
+// bytes are released undecoded. No consumer can do less with the same requests: its records/s is
+// what this broker and machine deliver to one connection, and every client's figure is shown as a
+// ratio to it. It is not a limit on a client that asks differently (larger answers, more
+// connections).
 //
-// It reads the topic three times in one process and reports the median pass.
+// With config.decompress (the `ceiling-decompress` row of compressed scenarios) each batch is also
+// decompressed (CRC not checked, records not decoded): the floor of what any client reading those
+// batches must spend.
+//
+// It is measured like every client: run-client.ts reads the topic warm-up + measured times in one
+// process, each pass with a BrokerPool of its own, timed from connected to the last record.
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
@@ -20,7 +27,13 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   run.start();
   const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling' });
   let wireBytes = 0;
-  const passSeconds: number[] = [];
+  let decompressedBytes = 0;
+  const decompress = options.config?.decompress === true;
+  // The burning ceiling (`ceiling-burn`, an experiment): CPU spent on the main thread per MiB
+  // received, to see whether a client's extra CPU per byte alone accounts for its distance from
+  // the ceiling on these shared cores.
+  // Only the variant that asks (config.burn): the variable reaches every client of the run.
+  const burnUsPerMiB = options.config?.burn === true ? Number(process.env.KWIRE_BENCH_BURN_US_PER_MIB ?? 0) : 0;
   // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
   const latency = new LatencyWindow();
   try {
@@ -41,32 +54,32 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
         return pool.get({ host: b.host, port: b.port, nodeId: node });
       }),
     );
-    // The broker's limit is the figure wanted, so the topic is read several times over in this
-    // process (connections open, code compiled after the first pass) and the median pass counts;
-    // every pass must reach the expected records.
     if (run.mode === 'latency') {
       // The latency floor: the same fetch loop, records decoded only for their timestamps.
       if (connections.length !== 1) throw new Error('the latency floor expects one leader');
       run.ready();
       await latencyFloor(run, connections[0]!, options.topic, topic.topicId, [...byLeader.values()][0]!);
-    }
-    const passes = run.mode === 'latency' ? 0 : options.passes ?? 3;
-    for (let pass = 0; pass < passes && !run.error; pass++) {
-      const t0 = now();
-      if (pass === 0) run.ready();
+    } else {
+      run.ready();
       const counts = await Promise.all(
         [...byLeader.values()].map(async (partitions, i) => {
           const conn = connections[i]!;
           const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
           const ends = new Map<number, bigint>();
           let records = 0;
+          const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
+          const send = () => ({ sentAt: performance.now(), lease: conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pendingNow(), offsets), { timeoutMs: 30_500 }) });
+          // The burning ceiling sends its next Fetch before it burns, as kwire sends its next one
+          // before it decodes an answer (the early fetch); the others send after the scan.
+          let early: ReturnType<typeof send> | null = null;
           for (;;) {
-            const pending = partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
-            if (pending.length === 0) return records;
-            const sentAt = performance.now();
-            const lease = await conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pending, offsets), { timeoutMs: 30_500 });
-            latency.record(performance.now() - sentAt);
+            if (!early && pendingNow().length === 0) return records;
+            const f = early ?? send();
+            early = null;
+            const lease = await f.lease;
+            latency.record(performance.now() - f.sentAt);
             let got = 0;
+            let toBurn = 0;
             try {
               const res = decodeResponseBody(Fetch, lease);
               if (res.errorCode !== 0) throw new Error(`Fetch error ${res.errorCode}`);
@@ -79,6 +92,15 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
                   const scan = scanRecordBatches(records);
                   if (scan.batches === 0) continue;
                   wireBytes += scan.wholeBytes;
+                  toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;
+                  if (decompress) {
+                    const reader = readRecordBatches(records, { checkCrc: false });
+                    for (let b = reader.next(); b !== null; b = reader.next()) {
+                      // Loads (decompresses) the records without decoding them.
+                      decompressedBytes += b.recordsSizeInBytes;
+                      b.release();
+                    }
+                  }
                   const from = offsets.get(pd.partitionIndex)!;
                   if (scan.nextOffset > from) {
                     got += Number(scan.nextOffset - from);
@@ -89,14 +111,17 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
             } finally {
               lease.release();
             }
+            if (toBurn > 0) {
+              if (pendingNow().length > 0) early = send();
+              burn(toBurn);
+            }
             records += got;
-            if (pass === 0) run.batch(got);
+            run.batch(got);
           }
         }),
       );
       const total = counts.reduce((a, b) => a + b, 0);
-      passSeconds.push((now() - t0) / 1000);
-      if (total !== options.records) run.error = `pass ${pass + 1} read ${total} records, expected ${options.records}`;
+      if (total !== options.records) run.error = `read ${total} records, expected ${options.records}`;
     }
   } catch (err) {
     run.error = `ceiling: ${(err as Error).message}`;
@@ -105,16 +130,20 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   }
   // Nothing decoded, so no digest: bytes are the records' value bytes by construction.
   const report = await run.report({ checksum: null, bytes: run.count * (options.recordSize ?? 0) });
-  const sorted = [...passSeconds].sort((a, b) => a - b);
-  if (sorted.length) report.fetchSeconds = sorted[sorted.length >> 1]!;
-  if (passSeconds.length) {
+  if (run.mode !== 'latency') {
     const l = latency.summary();
     report.notes = [
       ...(report.notes ?? []),
-      `median of ${passSeconds.length} passes (s: ${passSeconds.map((x) => x.toFixed(3)).join(', ')}); ${(wireBytes / passSeconds.length / 1048576).toFixed(0)} MiB on the wire per pass; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`,
+      `${(wireBytes / 1048576).toFixed(0)} MiB on the wire${decompress ? `, ${(decompressedBytes / 1048576).toFixed(0)} MiB decompressed` : ''}; fetch latency p50/p90/p99 ${l.p50Ms}/${l.p90Ms}/${l.p99Ms} ms`,
     ];
   }
   return report;
+}
+
+/** Spins on the main thread for `us` microseconds: CPU time, nothing else. */
+function burn(us: number): void {
+  const until = performance.now() + us / 1000;
+  while (performance.now() < until);
 }
 
 /**

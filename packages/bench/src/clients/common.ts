@@ -6,9 +6,13 @@
 // this module once per batch, never through a closure per record, so that the bookkeeping costs
 // every client the same small amount.
 import { writeFileSync } from 'node:fs';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
-import { valueHash, ValueDigest } from '../meter.js';
+// The measuring core `kwire perf` uses too: CPU, GC, event-loop stall and latency are counted the
+// same way in both.
+import { LatencyHistogram, PerfMeter } from '@kwire/consumer/perf-meter';
+import { recordHash, valueHash, ValueDigest } from '../meter.js';
+
+export { LatencyHistogram };
 
 /** What a run is for. */
 export type ClientMode =
@@ -48,6 +52,20 @@ export interface ClientOptions {
   idleTimeoutMs?: number;
   /** kwire legacy (memory test): read the topic this many times. */
   passes?: number;
+  /**
+   * What the loop reads of each record: 'value' (the value, hashed by its length and first and last
+   * 8 bytes) or 'full' (key, value with every byte hashed, headers, offset and timestamp: recordHash).
+   */
+  touch?: 'value' | 'full';
+  /** How the bench drives the library, beyond its configuration (e.g. node-rdkafka's consume style). */
+  settings?: Record<string, unknown>;
+  /** Steady state (run-client.ts): passes over the topic in this process, each with a fresh consumer; the first `warmupPasses` are not reported as measured. */
+  warmupPasses?: number;
+  measuredPasses?: number;
+  /** Which pass this is (0-based), set by run-client for group ids and notes. */
+  pass?: number;
+  /** node-rdkafka: the package folder of the build to load (orchestrator/rdkafka-build.ts). */
+  rdkafkaDir?: string;
 }
 
 /** The JSON line a client prints on stdout at the end of a run. */
@@ -79,15 +97,16 @@ export interface ClientReport {
   totalSeconds: number | null;
   /** User + system CPU of the whole process (Node start-up and module loading included). */
   cpuSeconds: number;
-  /** The part of it spent between the first and the last record. */
+  /** The part of it spent in the fetch phase: ready (or the first record) to the last record. */
   fetchCpuSeconds: number | null;
   /** getrusage's peak resident set size. */
   peakRssMb: number;
+  /** GC time in the fetch phase (PerfMeter's window: ready to the last record). */
   gcMs: number;
+  fetchGcMs?: number;
   gcCount: number;
-  /** Longest event-loop stall between the first and the last record (1 ms resolution). */
+  /** Longest event-loop stall in the fetch phase (1 ms resolution). */
   maxEventLoopStallMs: number | null;
-  p99EventLoopDelayMs: number | null;
   /** alloc mode: heap (JS objects) and external (ArrayBuffer) bytes allocated per record. */
   allocBytesPerRecord?: number | null;
   allocWindowRecords?: number;
@@ -119,35 +138,6 @@ export function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-const LATENCY_BUCKET_MS = 0.05;
-const LATENCY_BUCKETS = 1_200_000; // 60 s at 50 us
-
-/** Delivery latency histogram, 50 us buckets up to 60 s: no allocation per record. */
-export class LatencyHistogram {
-  private readonly counts = new Uint32Array(LATENCY_BUCKETS);
-  private n = 0;
-  add(ms: number): void {
-    let b = Math.floor(ms / LATENCY_BUCKET_MS);
-    if (b < 0) b = 0;
-    else if (b >= LATENCY_BUCKETS) b = LATENCY_BUCKETS - 1;
-    this.counts[b]!++;
-    this.n++;
-  }
-  get count(): number {
-    return this.n;
-  }
-  percentile(p: number): number {
-    if (this.n === 0) return NaN;
-    const want = Math.max(1, Math.ceil((p / 100) * this.n));
-    let seen = 0;
-    for (let b = 0; b < LATENCY_BUCKETS; b++) {
-      seen += this.counts[b]!;
-      if (seen >= want) return round3((b + 1) * LATENCY_BUCKET_MS);
-    }
-    return round3(LATENCY_BUCKETS * LATENCY_BUCKET_MS);
-  }
-}
-
 function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
@@ -174,12 +164,10 @@ export class Run {
   done = false;
   error: string | undefined;
   notes: string[] = [];
-  private cpuAtFirst: NodeJS.CpuUsage | undefined;
-  private cpuAtLast: NodeJS.CpuUsage | undefined;
-  private readonly loop = monitorEventLoopDelay({ resolution: 1 });
-  private gcMs = 0;
-  private gcCount = 0;
-  private readonly gcObserver: PerformanceObserver;
+  /** The fetch phase's window: opened at ready() (or the first record), closed by finish(). */
+  private readonly meter = new PerfMeter();
+  /** True when the loop must read key, headers, offset and timestamp too (ClientOptions.touch). */
+  readonly fullTouch: boolean;
   private finished!: () => void;
   /** Resolves when done becomes true: for callback-style clients. */
   readonly finishedPromise = new Promise<void>((resolve) => (this.finished = resolve));
@@ -201,19 +189,16 @@ export class Run {
   private readonly progress: Float64Array | undefined;
   private progressTimer: NodeJS.Timeout | undefined;
   readonly mode: ClientMode;
+  private readonly onStop = (m: { ev?: string }): void => {
+    if (m?.ev === 'stop') this.finish();
+  };
 
   constructor(
     readonly client: string,
     readonly options: ClientOptions,
   ) {
     this.mode = options.mode ?? 'throughput';
-    this.gcObserver = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
-        this.gcMs += e.duration;
-        this.gcCount++;
-      }
-    });
-    this.gcObserver.observe({ entryTypes: ['gc'] });
+    this.fullTouch = options.touch === 'full';
     if (this.mode === 'alloc') {
       this.gc = (globalThis as { gc?: () => void }).gc;
       if (!this.gc) this.error = 'alloc mode needs --expose-gc';
@@ -240,9 +225,7 @@ export class Run {
       }
     }, 1000);
     this.idleTimer.unref();
-    process.on('message', (m: { ev?: string }) => {
-      if (m?.ev === 'stop') this.finish();
-    });
+    process.on('message', this.onStop);
   }
 
   /** Marks the client's start: called right before it creates its consumer. */
@@ -257,6 +240,7 @@ export class Run {
     if (this.tReady === null) {
       this.tReady = this.lastProgress;
       this.hrReady = Number(process.hrtime.bigint() / 1000n);
+      this.meter.begin();
     }
     process.send?.({ ev: 'ready', ...detail });
   }
@@ -286,14 +270,18 @@ export class Run {
     this.lastProgress = t;
     if (this.tFirst === null) {
       this.tFirst = t;
-      this.cpuAtFirst = process.cpuUsage();
-      this.loop.enable();
+      this.meter.begin();
     }
     this.count += n;
     this.tLast = t;
     if (this.gc !== undefined) this.allocStep();
     if (this.mode !== 'group' && this.count >= this.options.records) this.finish();
     return this.done;
+  }
+
+  /** Full touch: one record's recordHash folded into the digest (value bytes counted). */
+  full(value: Uint8Array | null, key: Uint8Array | null, headersHash: number, offset: number, timestamp: number): void {
+    this.digest.addHash(recordHash(value, key, headersHash, offset, timestamp), value === null ? 0 : value.length);
   }
 
   /** latency mode: a record's CreateTime, against the batch's delivery time. */
@@ -372,8 +360,7 @@ export class Run {
     if (this.done) return;
     this.done = true;
     this.hrLast = Number(process.hrtime.bigint() / 1000n);
-    this.cpuAtLast = process.cpuUsage();
-    this.loop.disable();
+    this.meter.end();
     this.finished();
   }
 
@@ -382,11 +369,13 @@ export class Run {
     this.finish();
     clearInterval(this.idleTimer);
     clearInterval(this.progressTimer);
+    process.off('message', this.onStop);
     await new Promise((r) => setTimeout(r, 30));
-    this.gcObserver.disconnect();
     const cpu = process.cpuUsage();
     const usage = process.resourceUsage();
-    const fetchCpu = this.cpuAtFirst && this.cpuAtLast ? (this.cpuAtLast.user - this.cpuAtFirst.user + this.cpuAtLast.system - this.cpuAtFirst.system) / 1e6 : null;
+    const m = this.meter.summary();
+    this.meter.close();
+    const fetchCpu = this.meter.begun ? m.cpuSeconds : null;
     const report: ClientReport = {
       client: this.client,
       mode: this.mode,
@@ -405,10 +394,10 @@ export class Run {
       cpuSeconds: round2((cpu.user + cpu.system) / 1e6),
       fetchCpuSeconds: fetchCpu === null ? null : round2(fetchCpu),
       peakRssMb: round2(usage.maxRSS / 1024),
-      gcMs: round2(this.gcMs),
-      gcCount: this.gcCount,
-      maxEventLoopStallMs: this.loop.count > 0 ? round2(this.loop.max / 1e6) : null,
-      p99EventLoopDelayMs: this.loop.count > 0 ? round2(this.loop.percentile(99) / 1e6) : null,
+      gcMs: m.gcMs,
+      fetchGcMs: m.gcMs,
+      gcCount: m.gcCount,
+      maxEventLoopStallMs: m.maxEventLoopStallMs,
       ...(this.error ? { error: this.error } : {}),
       ...(this.notes.length ? { notes: this.notes } : {}),
       ...extra,
@@ -428,7 +417,7 @@ export class Run {
         p50: h.percentile(50),
         p99: h.percentile(99),
         p999: h.percentile(99.9),
-        max: h.percentile(100),
+        max: round3(h.max),
         p99All: this.latencyAll!.percentile(99),
       };
     }

@@ -4,7 +4,7 @@
 // a read-once benchmark, and a commit per batch would slow it); group runs keep kafkajs's default
 // commits, as a real group would. lz4 and zstd through the codec packages kafkajs users register.
 import { createRequire } from 'node:module';
-import { valueHash } from '../meter.js';
+import { headerHash, valueHash } from '../meter.js';
 import { packageVersion } from '../micro/peers/clients.js';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
@@ -13,7 +13,9 @@ const require = createRequire(import.meta.url);
 interface KafkajsMessage {
   offset: string;
   timestamp: string;
+  key: Buffer | null;
   value: Buffer | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[] | undefined>;
 }
 interface KafkajsBatch {
   topic: string;
@@ -23,7 +25,7 @@ interface KafkajsBatch {
 interface KafkajsConsumer {
   connect(): Promise<void>;
   subscribe(o: { topics: string[]; fromBeginning: boolean }): Promise<void>;
-  run(o: { autoCommit?: boolean; eachBatch: (p: { batch: KafkajsBatch }) => Promise<void> }): Promise<void>;
+  run(o: { autoCommit?: boolean; partitionsConsumedConcurrently?: number; eachBatch: (p: { batch: KafkajsBatch }) => Promise<void> }): Promise<void>;
   disconnect(): Promise<void>;
   on(event: string, listener: (e: unknown) => void): void;
   events: Record<string, string>;
@@ -62,8 +64,11 @@ export async function kafkajsClient(options: ClientOptions): Promise<ClientRepor
   const digest = run.digest;
   await consumer.connect();
   await consumer.subscribe({ topics: [options.topic], fromBeginning: true });
+  // partitionsConsumedConcurrently is a run() option, not a consumer one (the sweep sets it).
+  const concurrency = options.settings?.partitionsConsumedConcurrently as number | undefined;
   await consumer.run({
     autoCommit: mode === 'group',
+    ...(concurrency ? { partitionsConsumedConcurrently: concurrency } : {}),
     eachBatch: async ({ batch }) => {
       if (run.done) return;
       const messages = batch.messages;
@@ -83,6 +88,14 @@ export async function kafkajsClient(options: ClientOptions): Promise<ClientRepor
           digest.addHash(h, m.value.length);
           run.offsetSeen(batch.partition, Number(m.offset), h);
         }
+      } else if (run.fullTouch) {
+        for (let i = 0; i < n; i++) {
+          const m = messages[i]!;
+          let hh = 0;
+          const hs = m.headers;
+          if (hs) for (const k in hs) hh ^= headerHash(k, toBytes(hs[k]));
+          run.full(m.value, m.key, hh, Number(m.offset), Number(m.timestamp));
+        }
       } else {
         for (let i = 0; i < n; i++) digest.add(messages[i]!.value);
       }
@@ -95,4 +108,11 @@ export async function kafkajsClient(options: ClientOptions): Promise<ClientRepor
   if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
   await consumer.disconnect().catch(() => {});
   return run.report(extra);
+}
+
+/** A kafkajs header value (a Buffer; a string or an array when a producer sent those) as bytes. */
+function toBytes(v: Buffer | string | (Buffer | string)[] | undefined): Buffer | null {
+  if (v === undefined) return null;
+  if (Array.isArray(v)) return toBytes(v[0]);
+  return typeof v === 'string' ? Buffer.from(v) : v;
 }

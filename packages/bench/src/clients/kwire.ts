@@ -1,5 +1,5 @@
 import { createConsumer, type ConsumerBatch } from '@kwire/consumer';
-import { Meter, ValueDigest, valueHash, type RunMetrics } from '../meter.js';
+import { headerHash, Meter, ValueDigest, valueHash, type RunMetrics } from '../meter.js';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 export interface KwireRunOptions {
@@ -130,6 +130,14 @@ export async function kwireClient(options: ClientOptions): Promise<ClientReport>
         }
       } else if (mode === 'group') {
         groupBatch(run, batch as ConsumerBatch<unknown, Buffer | null>);
+      } else if (run.fullTouch) {
+        for (let i = 0; i < n; i++) {
+          const r = records[i]!;
+          const hs = r.headers;
+          let hh = 0;
+          for (let j = 0; j < hs.length; j++) hh ^= headerHash(hs[j]!.key, hs[j]!.value);
+          run.full(r.value as Buffer | null, r.key as Buffer | null, hh, Number(r.offset), r.timestamp);
+        }
       } else {
         for (let i = 0; i < n; i++) digest.add(records[i]!.value as Buffer | null);
       }

@@ -4,7 +4,7 @@
 // latency runs use a fresh group with autocommit off; group runs keep its default autocommit.
 // It needs Node >= 22.22 or >= 24.6 and is loaded through its ES module build (its CommonJS one
 // is broken).
-import { valueHash } from '../meter.js';
+import { headerHash, valueHash } from '../meter.js';
 import { packageVersion } from '../micro/peers/clients.js';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
@@ -12,7 +12,9 @@ interface PlatformaticMessage {
   partition: number;
   offset: bigint;
   timestamp: bigint;
+  key: Buffer | null;
   value: Buffer | null;
+  headers: Map<Buffer | string, Buffer | null>;
 }
 interface PlatformaticStream {
   on(event: 'data', listener: (m: PlatformaticMessage) => void): void;
@@ -40,9 +42,9 @@ export async function platformaticClient(options: ClientOptions): Promise<Client
     groupId: options.groupId ?? `bench-platformatic-${process.pid}-${Date.now()}`,
     clientId: 'platformatic-bench',
     bootstrapBrokers: [options.bootstrap],
-    ...options.config,
   });
-  const stream = await consumer.consume({ topics: [options.topic], mode: 'earliest', autocommit: mode === 'group' });
+  // Fetch sizes and isolation level are consume() options (the sweep sets them there).
+  const stream = await consumer.consume({ topics: [options.topic], mode: 'earliest', autocommit: mode === 'group', ...options.config });
   run.ready();
   const digest = run.digest;
   stream.on('error', (e) => {
@@ -69,6 +71,11 @@ export async function platformaticClient(options: ClientOptions): Promise<Client
       digest.add(v);
       run.batch(1);
       run.finish();
+    } else if (run.fullTouch) {
+      let hh = 0;
+      for (const [k, hv] of message.headers) hh ^= headerHash(k, hv);
+      run.full(v, message.key, hh, Number(message.offset), Number(message.timestamp));
+      run.one();
     } else {
       digest.add(v);
       run.one();

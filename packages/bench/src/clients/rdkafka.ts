@@ -1,16 +1,19 @@
-// librdkafka from Node: node-rdkafka 3.x (built by the bench against Debian's librdkafka 2.0.2,
-// see orchestrator/rdkafka-build.ts), through its KafkaConsumer in non-flowing mode as its README
-// shows for throughput: consume(1000, callback) in a loop, every value touched. Throughput, alloc
-// and latency runs assign every partition at offset 0 (librdkafka needs a group.id even so; a
-// fresh one, nothing committed); group and rebalance runs subscribe, with librdkafka's default
-// commits in group runs.
+// librdkafka from Node: node-rdkafka 3.x on the librdkafka it bundles (built by the bench once,
+// see orchestrator/rdkafka-build.ts), through its KafkaConsumer in either of the two ways its
+// README shows: non-flowing, consume(N, callback) in a loop (settings.consume = N, default 1000),
+// or flowing (settings.consume = 'flowing': consume() and a 'data' event per message). Every
+// value touched. Throughput, alloc and latency runs assign every partition at offset 0
+// (librdkafka needs a group.id even so; a fresh one, nothing committed); group and rebalance runs
+// subscribe, with librdkafka's default commits in group runs.
 import { createRequire } from 'node:module';
-import { valueHash } from '../meter.js';
+import { headerHash, valueHash } from '../meter.js';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 const require = createRequire(import.meta.url);
 
 interface RdMessage {
+  key?: Buffer | string | null;
+  headers?: Record<string, Buffer | string>[];
   value: Buffer | null;
   partition: number;
   offset: number;
@@ -21,6 +24,7 @@ interface RdConsumer {
   assign(a: { topic: string; partition: number; offset: number }[]): void;
   subscribe(topics: string[]): void;
   consume(n: number, cb: (err: Error | null, messages: RdMessage[]) => void): void;
+  consume(): void;
   disconnect(cb: () => void): void;
   on(event: string, listener: (...a: unknown[]) => void): void;
 }
@@ -31,8 +35,10 @@ interface RdModule {
 
 export async function rdkafkaClient(options: ClientOptions): Promise<ClientReport> {
   const run = new Run('rdkafka', options);
-  const K = require('node-rdkafka') as RdModule;
-  run.notes.push(`node-rdkafka ${(require('node-rdkafka/package.json') as { version: string }).version}, librdkafka ${K.librdkafkaVersion}`);
+  const from = options.rdkafkaDir ?? 'node-rdkafka';
+  const K = require(from) as RdModule;
+  const style = options.settings?.consume ?? 1000;
+  run.notes.push(`node-rdkafka ${(require(`${from}/package.json`) as { version: string }).version}, librdkafka ${K.librdkafkaVersion}, ${style === 'flowing' ? 'flowing mode' : `consume(${String(style)})`}`);
   const mode = run.mode;
   const grouped = mode === 'group' || mode === 'rebalance';
   if (mode === 'group') await run.waitGo();
@@ -56,42 +62,86 @@ export async function rdkafkaClient(options: ClientOptions): Promise<ClientRepor
   else consumer.assign(Array.from({ length: options.partitions }, (_, partition) => ({ topic: options.topic, partition, offset: 0 })));
   run.ready();
   const digest = run.digest;
-  const loop = (): void => {
-    consumer.consume(1000, (err, messages) => {
-      if (run.done) return;
-      if (err) {
-        run.error ??= `node-rdkafka consume: ${err.message}`;
-        run.finish();
-        return;
+  const handle = (messages: RdMessage[]): void => {
+    const n = messages.length;
+    if (mode === 'latency') {
+      const at = now();
+      for (let i = 0; i < n; i++) {
+        const m = messages[i]!;
+        digest.add(m.value);
+        run.latencyOf(at, m.timestamp);
       }
-      const n = messages.length;
-      if (mode === 'latency') {
-        const at = now();
-        for (let i = 0; i < n; i++) {
-          const m = messages[i]!;
-          digest.add(m.value);
-          run.latencyOf(at, m.timestamp);
-        }
-      } else if (mode === 'group') {
-        for (let i = 0; i < n; i++) {
-          const m = messages[i]!;
-          if (m.value === null) continue;
-          const h = valueHash(m.value);
-          digest.addHash(h, m.value.length);
-          run.offsetSeen(m.partition, m.offset, h);
-        }
-      } else {
-        for (let i = 0; i < n; i++) digest.add(messages[i]!.value);
+    } else if (mode === 'group') {
+      for (let i = 0; i < n; i++) {
+        const m = messages[i]!;
+        if (m.value === null) continue;
+        const h = valueHash(m.value);
+        digest.addHash(h, m.value.length);
+        run.offsetSeen(m.partition, m.offset, h);
       }
-      run.batch(n);
-      if (mode === 'rebalance' && n > 0) run.finish();
-      if (!run.done) loop();
-    });
+    } else if (run.fullTouch) {
+      for (let i = 0; i < n; i++) {
+        const m = messages[i]!;
+        let hh = 0;
+        const hs = m.headers;
+        if (hs) for (const h of hs) for (const k in h) hh ^= headerHash(k, toBytes(h[k]));
+        run.full(m.value, toBytes(m.key), hh, m.offset, m.timestamp);
+      }
+    } else {
+      for (let i = 0; i < n; i++) digest.add(messages[i]!.value);
+    }
+    run.batch(n);
+    if (mode === 'rebalance' && n > 0) run.finish();
   };
-  loop();
+  if (style === 'flowing') {
+    // One 'data' event per message: the bookkeeping takes it as a batch of one (an array per
+    // message would be allocation the library does not make).
+    // Throughput runs count it with Run.one() (the clock read at the first and last record only,
+    // as for platformatic's stream).
+    const one: RdMessage[] = [];
+    const counting = mode === 'throughput' || mode === 'alloc';
+    consumer.on('data', (data) => {
+      if (run.done) return;
+      const m = data as RdMessage;
+      if (counting && !run.fullTouch) {
+        digest.add(m.value);
+        run.one();
+      } else if (counting) {
+        let hh = 0;
+        const hs = m.headers;
+        if (hs) for (const h of hs) for (const k in h) hh ^= headerHash(k, toBytes(h[k]));
+        run.full(m.value, toBytes(m.key), hh, m.offset, m.timestamp);
+        run.one();
+      } else {
+        one[0] = m;
+        handle(one);
+      }
+    });
+    consumer.consume();
+  } else {
+    const size = Number(style);
+    const loop = (): void => {
+      consumer.consume(size, (err, messages) => {
+        if (run.done) return;
+        if (err) {
+          run.error ??= `node-rdkafka consume: ${err.message}`;
+          run.finish();
+          return;
+        }
+        handle(messages);
+        if (!run.done) loop();
+      });
+    };
+    loop();
+  }
   await run.finishedPromise;
   const extra: Partial<ClientReport> = {};
   if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
   await new Promise<void>((resolve) => consumer.disconnect(() => resolve()));
   return run.report(extra);
+}
+
+function toBytes(v: Buffer | string | null | undefined): Buffer | null {
+  if (v === null || v === undefined) return null;
+  return typeof v === 'string' ? Buffer.from(v) : v;
 }

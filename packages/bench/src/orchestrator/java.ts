@@ -1,10 +1,19 @@
-// The Java consumer: Kafka's ConsumerPerformance from the broker's own jars (a fresh group each
-// run, auto.offset.reset=earliest, check.crcs=false as the tool sets it). Its fetch.* figures
-// exclude the group join and are the ones compared; its whole-run figures include it. It exposes
-// no values, so verification is its count and byte total. CPU and peak RSS come from /proc while
-// the JVM runs (JVM start-up included).
-import { consumerPerformance, liveJavaProcesses, type ConsumerPerformanceResult, type KafkaTarget } from '@kwire/broker';
+// The Java consumer, measured like every other client: BenchJava.java (compiled once by the
+// launcher's compileJava against the broker's own jars) reads the topic warm-up + measured times
+// in one JVM, configured as Kafka's ConsumerPerformance configures it (check.crcs=false,
+// receive.buffer.bytes 2 MiB, max.partition.fetch.bytes 1 MiB), each pass timed from its
+// seekToBeginning to its last record, with the same digest of the values as the Node clients.
+// CPU and GC time per pass come from the JVM's own beans; peak RSS from /proc while it runs.
+// ConsumerPerformance itself stays for the rebalance scenario (its rebalance.time.ms).
+//
+// BenchJava also loads the full-touch topics (keys and headers: ProducerPerformance writes
+// neither).
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compileJava, consumerPerformance, liveJavaProcesses, runTool, type ConsumerPerformanceResult, type KafkaTarget } from '@kwire/broker';
 import { ProcSampler } from './proc.js';
+
+const SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'java', 'BenchJava.java');
 
 export interface JavaRun {
   result?: ConsumerPerformanceResult;
@@ -13,9 +22,20 @@ export interface JavaRun {
   peakRssMb: number | null;
 }
 
-export async function runJavaConsumer(target: KafkaTarget, topic: string, messages: number, props?: Record<string, string | number>): Promise<JavaRun> {
+export interface JavaPass {
+  pass: number;
+  warmup: boolean;
+  records: number;
+  bytes: number;
+  checksum: string;
+  seconds: number;
+  cpuSeconds: number;
+  gcMs: number;
+}
+
+/** Samples the JVM the launcher labelled `label` from /proc while `work` runs. */
+async function sampled<T>(label: string, work: () => Promise<T>): Promise<{ value?: T; error?: Error; cpuSeconds: number | null; peakRssMb: number | null }> {
   const sampler = new ProcSampler();
-  const label = `ConsumerPerformance ${topic}`;
   let found = false;
   // The launcher knows the JVM's pid as soon as it is spawned: find it and sample it.
   const finder = setInterval(() => {
@@ -27,11 +47,56 @@ export async function runJavaConsumer(target: KafkaTarget, topic: string, messag
     }
   }, 5);
   try {
-    const result = await consumerPerformance(target, { topic, messages, timeoutMs: 60_000, ...(props ? { props } : {}) });
-    return { result, ...sampler.stop() };
+    const value = await work();
+    return { value, ...sampler.stop() };
   } catch (err) {
-    return { error: (err as Error).message.split('\n')[0], ...sampler.stop() };
+    return { error: err as Error, ...sampler.stop() };
   } finally {
     clearInterval(finder);
   }
+}
+
+export async function runJavaConsumer(target: KafkaTarget, topic: string, messages: number, props?: Record<string, string | number>): Promise<JavaRun> {
+  const r = await sampled(`ConsumerPerformance ${topic}`, () => consumerPerformance(target, { topic, messages, timeoutMs: 60_000, ...(props ? { props } : {}) }));
+  return { ...(r.value ? { result: r.value } : {}), ...(r.error ? { error: r.error.message.split('\n')[0] } : {}), cpuSeconds: r.cpuSeconds, peakRssMb: r.peakRssMb };
+}
+
+async function classes(target: KafkaTarget): Promise<string> {
+  return compileJava(SOURCE, { classpath: join(target.dist.libDir, '*') });
+}
+
+export interface BenchJavaRun {
+  passes: JavaPass[];
+  error?: string;
+  peakRssMb: number | null;
+}
+
+export async function runBenchJava(
+  target: KafkaTarget,
+  o: { topic: string; partitions: number; records: number; warmup: number; passes: number; touch: 'value' | 'full'; props?: Record<string, string> },
+): Promise<BenchJavaRun> {
+  const dir = await classes(target);
+  const label = `BenchJava consume ${o.topic}`;
+  const args = ['consume', '--bootstrap', target.bootstrap, '--topic', o.topic, '--partitions', String(o.partitions), '--records', String(o.records), '--warmup', String(o.warmup), '--passes', String(o.passes), '--touch', o.touch];
+  for (const [k, v] of Object.entries(o.props ?? {})) args.push('--prop', `${k}=${v}`);
+  const r = await sampled(label, () => runTool(target.dist, 'BenchJava', args, { extraClasspath: [dir], heapMb: 1024, label, timeoutMs: 900_000 }));
+  const passes: JavaPass[] = [];
+  for (const line of (r.value?.stdout ?? '').split('\n')) if (line.startsWith('{"pass"')) passes.push(JSON.parse(line) as JavaPass);
+  let error = r.error?.message.split('\n')[0];
+  if (!error && r.value && r.value.code !== 0) error = `BenchJava exited with ${r.value.code}: ${r.value.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+  return { passes, ...(error ? { error } : {}), peakRssMb: r.peakRssMb };
+}
+
+/** Loads `records` keyed records with two headers each (BenchJava produce). */
+export async function produceKeyed(target: KafkaTarget, o: { topic: string; records: number; recordSize: number; compression: string }): Promise<{ seconds: number }> {
+  const dir = await classes(target);
+  const r = await runTool(target.dist, 'BenchJava', ['produce', '--bootstrap', target.bootstrap, '--topic', o.topic, '--records', String(o.records), '--size', String(o.recordSize), '--compression', o.compression], {
+    extraClasspath: [dir],
+    heapMb: 1024,
+    label: `BenchJava produce ${o.topic}`,
+    timeoutMs: 900_000,
+  });
+  if (r.code !== 0) throw new Error(`BenchJava produce exited with ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
+  return line ? (JSON.parse(line) as { seconds: number }) : { seconds: r.ms / 1000 };
 }

@@ -1,11 +1,13 @@
 // Topics for the scenarios: created with TopicCommand, loaded once with ProducerPerformance
 // (batch.size 256 KiB, linger.ms 20 so that batches are as a busy producer makes them, null keys,
-// random A-Z values), then checked: the end offsets, read with kwire's protocol layer, must add up
+// random A-Z values) or, for the full-touch scenarios, with BenchJava's producer (the same batching,
+// a 16-byte key and two headers per record), then checked: the end offsets, read with kwire's protocol layer, must add up
 // to the records loaded. The group runs need those end offsets per partition too.
 import { BrokerPool } from '@kwire/consumer';
 import { createTopic, producerPerformance, type KafkaTarget } from '@kwire/broker';
 import { ListOffsets, Metadata, ZERO_UUID } from '@kwire/protocol';
 import type { Codec } from '../report/types.js';
+import { produceKeyed } from './java.js';
 
 export async function endOffsets(bootstrap: string, topic: string): Promise<number[]> {
   const pool = new BrokerPool({ bootstrapServers: bootstrap, clientId: 'kwire-bench' });
@@ -50,9 +52,16 @@ export interface LoadedTopic {
   seconds: number;
 }
 
-export async function loadTopic(target: KafkaTarget, o: { topic: string; partitions: number; records: number; recordSize: number; compression: Codec }): Promise<LoadedTopic> {
+export async function loadTopic(target: KafkaTarget, o: { topic: string; partitions: number; records: number; recordSize: number; compression: Codec; keyed?: boolean }): Promise<LoadedTopic> {
   const started = Date.now();
   await createTopic(target, { topic: o.topic, partitions: o.partitions });
+  if (o.keyed) {
+    const p = await produceKeyed(target, o);
+    const ends = await endOffsets(target.bootstrap, o.topic);
+    const total = ends.reduce((a, b) => a + b, 0);
+    if (total !== o.records) throw new Error(`${o.topic} holds ${total} records after loading ${o.records}`);
+    return { topic: o.topic, ends, producedRecordsPerSec: o.records / p.seconds, seconds: (Date.now() - started) / 1000 };
+  }
   const produced = await producerPerformance(target, {
     topic: o.topic,
     numRecords: o.records,

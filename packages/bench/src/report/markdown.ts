@@ -1,6 +1,7 @@
 // The Markdown report (packages/bench/results/report.md): the run's context, the goals against
 // the measured figures, every table, the chart, the profiles and the notes on method.
-import { ratio } from './summarize.js';
+import { DEFAULT_VARIANT } from '../plan.js';
+import { bestOf, ratio, ratioToBest } from './summarize.js';
 import { int, num, status } from './table.js';
 import type { BenchResults, ResultRow } from './types.js';
 
@@ -19,6 +20,21 @@ function x(n: number | null): string {
   return n === null ? '-' : `${n.toFixed(2)}x`;
 }
 
+/** The spread of a row's repetitions: min-max and (max - min) / median. */
+export function spreadCell(r: ResultRow): string {
+  const v = r.runsRecordsPerSec.filter((n): n is number => typeof n === 'number');
+  if (v.length < 2) return v.length ? `${int(v[0]!)} (1 run)` : '-';
+  return `${int(Math.min(...v))}-${int(Math.max(...v))} (${((r.spread ?? 0) * 100).toFixed(0)}%)`;
+}
+
+const PEERS: [string, string][] = [
+  ['kafkajs', 'kafkajs'],
+  ['platformatic', '@platformatic/kafka'],
+  ['rdkafka', 'node-rdkafka'],
+  ['java', 'Java consumer'],
+  ['kcat', 'kcat'],
+];
+
 export function markdownReport(results: BenchResults, analysis?: string): string {
   const out: string[] = [];
   const rows = results.results;
@@ -36,10 +52,13 @@ export function markdownReport(results: BenchResults, analysis?: string): string
   out.push(
     '## How to read this',
     '',
-    '- **records/s** is the fetch phase, the median over the repetitions (clients alternate, each repetition in a new order): from the moment the client has its partitions (connected; group joined for kafkajs and @platformatic/kafka, assign() resolved for kwire) to the last record delivered. That is how the Java consumer\'s `fetch.nMsg.sec` counts (ConsumerPerformance starts its fetch clock at the assignment), so the figures compare. kcat has no assignment to time from: its figure runs from its start. **first-to-last rec/s** (Markdown and JSON) times from the first record delivered instead: it flatters clients that fetch and decode a large response before delivering anything (@platformatic/kafka asks for up to 50 MiB per partition, so on a small topic its first record comes when most of the topic is already decoded). **with join rec/s** counts from the client\'s start (connect, metadata, group join) to the last record; for Java the tool\'s whole-run `nMsg.sec`.',
-    '- **x ceiling** divides by the raw fetch ceiling of the same scenario: kwire\'s protocol layer issuing the same Fetch requests and throwing the bytes away undecoded, the speed limit of this broker on this machine.',
-    '- **CPU s** is user + system CPU of the client\'s whole process (Node start-up and module loading included; for Java the JVM start as well, sampled from /proc). **peak RSS** is the process\'s maximum resident set. **GC ms** is V8\'s collection time (Node clients). **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic: V8\'s used heap at both ends plus what each collection in between freed (v8.GCProfiler), with a 128 MiB young generation; with no collection inside it is a GC-free window. Buffer memory outside the JS heap is not in it. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution: an idle loop shows about 1 ms).',
-    '- **verified**: the client consumed exactly the expected records and its checksum of the values (length plus a hash of the first and last 8 bytes of each value, order-independent) matches the one most clients agree on. The Java consumer exposes no values: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.',
+    '- **Steady state.** Every throughput client reads the whole topic several times in one process (Java: one JVM): a warm-up pass, not counted, then the measured passes, each with a consumer of its own (a fresh group where the library needs one). kcat, a C program with nothing to warm, runs once per process, a warm-up run first. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.',
+    '- **records/s** counts the fetch phase: from the moment the client has its partitions (assign() resolved; group joined for kafkajs and @platformatic/kafka; Java: its seekToBeginning) to the last record delivered. kcat has no assignment to time from: its figure runs from its start. **with join rec/s** counts from the consumer\'s creation (connect, metadata, group join) to the last record.',
+    '- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer\'s best setting in that scenario. The Java consumer runs with ConsumerPerformance\'s settings.',
+    '- **Workloads.** Value-only scenarios (null keys, no headers) read each value and hash its length and first and last 8 bytes. **Full-touch** scenarios (`-full`) hold a 16-byte key and two headers per record, and every client reads the key, the value with every byte hashed, the headers, the offset and the timestamp.',
+    '- **x ceiling** divides by the transport ceiling of the same scenario: kwire\'s transport sending the same Fetch requests a consumer sends (Java\'s default sizes, one connection) and scanning batch headers only, nothing decoded; on compressed scenarios the decompressing ceiling also decompresses every batch. It is what this broker and machine deliver to one connection asking that way, not a bound on a client that asks differently.',
+    '- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM\'s process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process\'s maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8\'s used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution).',
+    '- **verified**: the client consumed exactly the expected records and its checksum of the values (value-only: length plus a hash of the first and last 8 bytes; full touch: a hash of key, every value byte, headers, offset and timestamp; order-independent) matches the one most clients agree on. Java computes the same digest. kcat prints each value\'s size: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.',
     '',
   );
 
@@ -58,51 +77,78 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     for (const s of results.scenarios.filter((s) => s.kind === 'throughput')) {
       const mine = tp.filter((r) => r.scenario === s.id);
       if (!mine.length) continue;
-      out.push(`### ${s.title}`, '', `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}; ${s.repetitions} repetition${s.repetitions > 1 ? 's' : ''}.`, '');
+      out.push(
+        `### ${s.title}`,
+        '',
+        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
+        '',
+      );
       out.push(
         mdTable(
-          ['client', 'records/s', 'MiB/s', 'x ceiling', 'first-to-last rec/s', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified', 'runs (records/s)'],
-          mine.map((r) => [
-            r.client === 'kwire' ? `**${r.label}**` : r.label,
-            int(r.recordsPerSec),
-            num(r.mbPerSec),
-            r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
-            int(r.firstToLastRecordsPerSec),
-            int(r.totalRecordsPerSec),
-            num(r.cpuSeconds, 2),
-            num(r.peakRssMb, 0),
-            num(r.gcMs, 0),
-            r.allocBytesPerRecord === null ? '-' : int(r.allocBytesPerRecord),
-            num(r.maxEventLoopStallMs, 1),
-            verifiedCell(r),
-            r.runsRecordsPerSec.map((v) => int(v)).join(' / '),
-          ]),
-          [false, true, true, true, true, true, true, true, true, true, true, false, false],
+          ['client', 'setting', 'records/s', 'spread (min-max)', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified'],
+          mine.map((r) => {
+            const best = r.family && r.verified && bestOf(rows, s.id, r.family)?.client === r.client && mine.filter((m) => m.family === r.family).length > 1;
+            return [
+              r.client === 'kwire' ? `**${r.label}**` : r.label,
+              `${r.setting ?? ''}${best ? ' **(best)**' : ''}`,
+              int(r.recordsPerSec),
+              spreadCell(r),
+              num(r.mbPerSec),
+              r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
+              int(r.totalRecordsPerSec),
+              num(r.cpuSeconds, 2),
+              num(r.peakRssMb, 0),
+              num(r.gcMs, 0),
+              r.allocBytesPerRecord === null ? '-' : int(r.allocBytesPerRecord),
+              num(r.maxEventLoopStallMs, 1),
+              verifiedCell(r),
+            ];
+          }),
+          [false, false, true, false, true, true, true, true, true, true, true, true, false],
         ),
         '',
       );
     }
-    out.push('### kwire against the others (ratios of median records/s, same run)', '');
     const ids = results.scenarios.filter((s) => s.kind === 'throughput').map((s) => s.id);
+    out.push('### Each peer at its best', '', 'Per scenario and peer: the setting that won (highest median records/s), the library\'s defaults, and kwire at its defaults against the winner.', '');
+    const peerRows: string[][] = [];
+    for (const id of ids) {
+      const kwire = rows.find((r) => r.scenario === id && r.client === 'kwire');
+      for (const [family, name] of PEERS) {
+        const best = bestOf(rows, id, family);
+        const def = rows.find((r) => r.scenario === id && r.client === (DEFAULT_VARIANT[family] ?? family));
+        if (!best && !def) continue;
+        peerRows.push([
+          id,
+          name,
+          best ? `${best.setting ?? best.label}: ${int(best.recordsPerSec)}` : '-',
+          def ? (def.verified ? `${int(def.recordsPerSec)}` : status(def)) : '-',
+          kwire?.verified ? int(kwire.recordsPerSec) : '-',
+          x(ratioToBest(rows, id, 'kwire', family)),
+        ]);
+      }
+    }
+    out.push(mdTable(['scenario', 'peer', 'best setting: records/s', 'defaults: records/s (platformatic: its default sizes, read_uncommitted)', 'kwire (defaults) records/s', 'kwire / best'], peerRows, [false, false, false, true, true, true]), '');
+    out.push('### kwire against the others (ratios of median records/s against each peer\'s best setting, same run)', '');
+    const pct = (r: number | null) => (r === null ? '-' : `${(r * 100).toFixed(0)}%`);
     out.push(
       mdTable(
-        ['scenario', 'vs kafkajs', 'vs @platformatic/kafka', 'vs Java', 'vs kcat', 'of the ceiling', 'checkCrcs: false vs default'],
+        ['scenario', 'vs kafkajs', 'vs @platformatic/kafka', 'vs node-rdkafka', 'vs Java', 'vs kcat', 'of the ceiling', 'of the decompressing ceiling', 'checkCrcs: false vs default'],
         ids.map((id) => [
           id,
-          x(ratio(rows, id, 'kwire', 'kafkajs')),
-          x(ratio(rows, id, 'kwire', 'platformatic')),
-          x(ratio(rows, id, 'kwire', 'java')),
-          x(ratio(rows, id, 'kwire', 'kcat')),
-          (() => {
-            const r = ratio(rows, id, 'kwire', 'ceiling');
-            return r === null ? '-' : `${(r * 100).toFixed(0)}%`;
-          })(),
+          x(ratioToBest(rows, id, 'kwire', 'kafkajs')),
+          x(ratioToBest(rows, id, 'kwire', 'platformatic')),
+          x(ratioToBest(rows, id, 'kwire', 'rdkafka')),
+          x(ratioToBest(rows, id, 'kwire', 'java')),
+          x(ratioToBest(rows, id, 'kwire', 'kcat')),
+          pct(ratio(rows, id, 'kwire', 'ceiling')),
+          pct(ratio(rows, id, 'kwire', 'ceiling-decompress')),
           x(ratio(rows, id, 'kwire-nocrc', 'kwire')),
         ]),
-        [false, true, true, true, true, true, true],
+        [false, true, true, true, true, true, true, true, true],
       ),
       '',
-      '![records/s as a ratio to the raw fetch ceiling](chart.svg)',
+      '![records/s as a ratio to the transport ceiling](chart.svg)',
       '',
     );
   }
@@ -113,9 +159,9 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     out.push('## Consumer group of 3', '', `${s.title}: three processes of the same client with one group id, started together; the time runs from the earliest start to the moment every partition's last record was delivered. Records/s = records / that time (group joins and rebalances included). CPU is the three processes together, RSS the largest of them.`, '');
     out.push(
       mdTable(
-        ['client', 'records/s', 'seconds', 'CPU s (3 processes)', 'peak RSS MiB', 'records delivered twice', 'verified'],
-        group.map((r) => [r.label, int(r.recordsPerSec), num(r.totalSeconds, 2), num(r.cpuSeconds, 2), num(r.peakRssMb, 0), int(r.duplicates ?? 0), verifiedCell(r)]),
-        [false, true, true, true, true, true, false],
+        ['client', 'records/s', 'spread (min-max)', 'seconds', 'CPU s (3 processes)', 'peak RSS MiB', 'records delivered twice', 'verified'],
+        group.map((r) => [r.label, int(r.recordsPerSec), spreadCell(r), num(r.totalSeconds, 2), num(r.cpuSeconds, 2), num(r.peakRssMb, 0), int(r.duplicates ?? 0), verifiedCell(r)]),
+        [false, true, false, true, true, true, true, false],
       ),
       '',
     );
@@ -127,14 +173,14 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     out.push(
       '## End-to-end latency',
       '',
-      `${s.title}: ProducerPerformance at ${int(s.rate)} records/s with linger.ms=0 for ${s.seconds} s into a fresh topic while the consumer, with its default fetch settings, reads it. Latency = delivery to the application - the record's CreateTime (set when the producer's send() was called; whole milliseconds, so figures carry up to 1 ms of rounding). The first 2 s of production (the producer JVM warming up) are left out of p50/p99/p999; "p99 with warm-up" keeps them. The raw fetch ceiling row is the latency floor: kwire's protocol layer sending the same Fetch requests back to back and reading only the records' timestamps, so whatever it shows comes from the producer and the broker, not from a consumer.`,
+      `${s.title}: ProducerPerformance at ${int(s.rate)} records/s with linger.ms=0 for ${s.seconds} s into a fresh topic while the consumer, with its default fetch settings, reads it. Latency = delivery to the application - the record's CreateTime (set when the producer's send() was called; whole milliseconds, so figures carry up to 1 ms of rounding). The first 2 s of production (the producer JVM warming up) are left out of p50/p99/p999; "p99 with warm-up" keeps them. The transport ceiling row is the latency floor: kwire's protocol layer sending the same Fetch requests back to back and reading only the records' timestamps, so whatever it shows comes from the producer and the broker, not from a consumer.`,
       '',
     );
     out.push(
       mdTable(
-        ['client', 'p50 ms', 'p99 ms', 'p999 ms', 'max ms', 'p99 with warm-up', 'records', 'verified'],
-        lat.map((r) => [r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), verifiedCell(r)]),
-        [false, true, true, true, true, true, true, false],
+        ['client', 'p50 ms', 'p99 ms', 'p99 of each run', 'p999 ms', 'max ms', 'p99 with warm-up', 'records', 'verified'],
+        lat.map((r) => [r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), r.runsValues ? r.runsValues.map((v) => num(v, 2)).join(' / ') : '-', num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), verifiedCell(r)]),
+        [false, true, true, false, true, true, true, true, false],
       ),
       '',
     );
@@ -149,7 +195,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       `${s.title}: a fresh group of one member each time; from subscribe (kwire: createConsumer + subscribe; kafkajs: connect + subscribe + run; platformatic: new Consumer + consume; node-rdkafka: connect + subscribe + consume) to the first record delivered. The Java figure is ConsumerPerformance's rebalance.time.ms: subscribe to partitions assigned, without the first fetch.`,
       '',
     );
-    out.push(mdTable(['client', 'median ms', 'repetitions', 'verified'], reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), String(r.repetitions), verifiedCell(r)]), [false, true, true, false]), '');
+    out.push(mdTable(['client', 'median ms', 'each run ms', 'repetitions', 'verified'], reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), r.runsValues ? r.runsValues.map((v) => num(v, 0)).join(' / ') : '-', String(r.repetitions), verifiedCell(r)]), [false, true, false, true, false]), '');
   }
 
   const soak = rows.filter((r) => r.kind === 'soak');

@@ -1,5 +1,6 @@
 // From runs to rows: checksum verification against the scenario's agreed reference, then medians
 // over repetitions and ratios to the ceiling. Pure functions (unit-tested on fixed inputs).
+import { THROUGHPUT_VARIANTS, variantById } from '../plan.js';
 import type { AllocRecord, ResultRow, RunRecord, ScenarioInfo } from './types.js';
 
 export const CLIENT_LABELS: Record<string, string> = {
@@ -10,17 +11,31 @@ export const CLIENT_LABELS: Record<string, string> = {
   rdkafka: 'node-rdkafka (librdkafka)',
   java: 'Java consumer',
   kcat: 'kcat (librdkafka)',
-  'kcat-tuned': 'kcat, queued.min.messages=10M',
-  ceiling: 'raw fetch ceiling',
+  ceiling: 'transport ceiling',
+  'ceiling-decompress': 'transport ceiling, decompressing',
+  'ceiling-burn': 'transport ceiling, burning CPU',
 };
+
+/** A client family or variant ("family@setting") in words. */
+export function clientLabel(id: string): string {
+  const at = id.indexOf('@');
+  if (at < 0) return CLIENT_LABELS[id] ?? id;
+  return `${CLIENT_LABELS[id.slice(0, at)] ?? id.slice(0, at)} @${id.slice(at + 1)}`;
+}
+
+/** The family of a client id ("platformatic@4MiB" -> "platformatic"). */
+export function familyOf(id: string): string {
+  const at = id.indexOf('@');
+  return at < 0 ? id : id.slice(0, at);
+}
 
 /** What verification can cover for each client. */
 export function verificationOf(client: string, kind: ScenarioInfo['kind']): string {
   if (kind === 'group') return 'every offset consumed, count and checksum of the union of members';
   if (kind === 'rebalance') return 'first record delivered';
-  if (client === 'java') return kind === 'throughput' ? 'count and bytes as ConsumerPerformance reports them (it exposes no values)' : 'count';
-  if (client === 'ceiling') return 'count, from the fetch offsets (values not decoded)';
-  if (client.startsWith('kcat')) return 'count and checksum, from its output (-f "%S %s\\n")';
+  if (client === 'java') return kind === 'throughput' ? 'count and checksum of every value (BenchJava computes the same digest)' : 'count';
+  if (client.startsWith('ceiling')) return 'count, from the fetch offsets (values not decoded)';
+  if (client.startsWith('kcat')) return 'count and value bytes, from its output (-f "%S\\n": each value\'s size)';
   return 'count and checksum of every value';
 }
 
@@ -81,7 +96,13 @@ function round(n: number | null, digits = 2): number | null {
 export function summarize(runs: readonly RunRecord[], allocs: readonly AllocRecord[], scenarios: readonly ScenarioInfo[]): ResultRow[] {
   const rows: ResultRow[] = [];
   for (const s of scenarios) {
-    const clients = [...new Set(runs.filter((r) => r.scenario === s.id).map((r) => r.client))];
+    // Throughput rows in the plan's client order (kwire first, each family's variants together).
+    const order = (c: string) => {
+      const i = THROUGHPUT_VARIANTS.findIndex((v) => v.id === c);
+      return i < 0 ? THROUGHPUT_VARIANTS.length : i;
+    };
+    const seen = [...new Set(runs.filter((r) => r.scenario === s.id).map((r) => r.client))];
+    const clients = s.kind === 'throughput' ? seen.sort((a, b) => order(a) - order(b)) : seen;
     for (const client of clients) {
       const mine = runs.filter((r) => r.scenario === s.id && r.client === client);
       const ok = mine.filter((r) => r.status === 'ok');
@@ -94,7 +115,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         scenario: s.id,
         kind: s.kind,
         client,
-        label: CLIENT_LABELS[client] ?? client,
+        label: clientLabel(client),
         status,
         verified: status === 'ok',
         verification: verificationOf(client, s.kind),
@@ -112,7 +133,13 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         maxEventLoopStallMs: round(pick('maxEventLoopStallMs')),
         ratioToCeiling: null,
         runsRecordsPerSec: mine.map((r) => (r.status === 'ok' ? r.recordsPerSec : null)),
+        spread: spreadOf(ok.map((r) => r.recordsPerSec)),
       };
+      const variant = s.kind === 'throughput' ? variantById(client) : undefined;
+      if (variant) {
+        row.family = variant.family;
+        row.setting = variant.setting;
+      }
       const reasons = [...new Set(mine.filter((r) => r.status !== 'ok' && r.reason).map((r) => r.reason!))];
       if (reasons.length) row.reason = reasons.join('; ');
       if (alloc?.reason) row.notes = [...(row.notes ?? []), `alloc: ${alloc.reason}`];
@@ -132,7 +159,11 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
           };
         }
       }
-      if (s.kind === 'rebalance') row.joinToFirstRecordMs = round(median(use.map((r) => r.joinToFirstRecordMs)), 1);
+      if (s.kind === 'rebalance') {
+        row.joinToFirstRecordMs = round(median(use.map((r) => r.joinToFirstRecordMs)), 1);
+        row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.joinToFirstRecordMs ?? null) : null));
+      }
+      if (s.kind === 'latency') row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.latency?.p99 ?? null) : null));
       if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
       if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
       rows.push(row);
@@ -145,6 +176,32 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
     }
   }
   return rows;
+}
+
+/** (max - min) / median of the figures, or null with fewer than two. */
+export function spreadOf(values: readonly (number | null)[]): number | null {
+  const v = values.filter((x): x is number => typeof x === 'number' && Number.isFinite(x));
+  const m = median(v);
+  if (v.length < 2 || !m) return null;
+  return Math.round(((Math.max(...v) - Math.min(...v)) / m) * 1000) / 1000;
+}
+
+/** A family's verified row with the highest median records/s in a scenario (its best setting), or undefined. */
+export function bestOf(rows: readonly ResultRow[], scenario: string, family: string): ResultRow | undefined {
+  let best: ResultRow | undefined;
+  for (const r of rows) {
+    if (r.scenario !== scenario || familyOf(r.client) !== family || !r.verified || !r.recordsPerSec) continue;
+    if (!best || r.recordsPerSec > best.recordsPerSec!) best = r;
+  }
+  return best;
+}
+
+/** Client a's median records/s over the best variant of family b in the same scenario, or null. */
+export function ratioToBest(rows: readonly ResultRow[], scenario: string, a: string, family: string): number | null {
+  const x = rows.find((r) => r.scenario === scenario && r.client === a);
+  const y = bestOf(rows, scenario, family);
+  if (!x?.verified || !x.recordsPerSec || !y?.recordsPerSec) return null;
+  return x.recordsPerSec / y.recordsPerSec;
 }
 
 /** kwire's median records/s over another client's in the same scenario (both verified), or null. */

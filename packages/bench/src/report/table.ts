@@ -32,13 +32,14 @@ export function scenarioTitle(s: ScenarioInfo): string {
   return s.title;
 }
 
-export const THROUGHPUT_HEADERS = ['scenario', 'client', 'records/s', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified'];
+export const THROUGHPUT_HEADERS = ['scenario', 'client', 'records/s', 'spread', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified'];
 
 export function throughputCells(r: ResultRow): string[] {
   return [
     r.scenario,
     r.label,
     int(r.recordsPerSec),
+    r.spread === null ? '-' : `${(r.spread * 100).toFixed(0)}%`,
     num(r.mbPerSec),
     r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
     int(r.totalRecordsPerSec),
@@ -56,8 +57,8 @@ export function consoleReport(results: BenchResults): string {
   const rows = results.results;
   const tp = rows.filter((r) => r.kind === 'throughput');
   if (tp.length) {
-    out.push('Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians)');
-    out.push(textTable(THROUGHPUT_HEADERS, tp.map(throughputCells), [false, false, true, true, true, true, true, true, true, true, true, false]));
+    out.push('Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after a warm-up one; spread = (max - min) / median)');
+    out.push(textTable(THROUGHPUT_HEADERS, tp.map(throughputCells), [false, false, true, true, true, true, true, true, true, true, true, true, false]));
   }
   const group = rows.filter((r) => r.kind === 'group');
   if (group.length) {

@@ -20,7 +20,12 @@ export interface ScenarioInfo {
   passes?: number;
   /** group, rebalance and soak runs read the topic of this throughput scenario (and its reference checksum). */
   topicOf?: string;
+  /** Measured repetitions (throughput: measured passes after the warm-up ones). */
   repetitions: number;
+  /** throughput: passes read first in the same process and not measured. */
+  warmupPasses?: number;
+  /** throughput: 'value' (values only; null keys, no headers) or 'full' (keys and headers; every field read). */
+  touch?: 'value' | 'full';
 }
 
 export type RunStatus = 'ok' | 'failed' | 'skipped';
@@ -98,6 +103,13 @@ export interface ResultRow {
   ratioToCeiling: number | null;
   /** Every repetition's records/s, to show the spread. */
   runsRecordsPerSec: (number | null)[];
+  /** rebalance: every repetition's join-to-first-record ms; latency: every repetition's p99. */
+  runsValues?: (number | null)[];
+  /** (max - min) / median of the verified repetitions' records/s. */
+  spread: number | null;
+  /** Throughput variants: the client family and the setting of this row. */
+  family?: string;
+  setting?: string;
   latency?: RunRecord['latency'];
   joinToFirstRecordMs?: number | null;
   rssByPassMb?: number[];

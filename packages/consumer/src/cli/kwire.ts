@@ -19,6 +19,10 @@ const COMMANDS: Record<string, Command> = {
     summary: 'a recording proxy between a Kafka client and a cluster: writes every request/response frame',
     load: () => import('./record.js'),
   },
+  perf: {
+    summary: "measures kwire's throughput and latency on a topic of your cluster (the ConsumerPerformance of kwire)",
+    load: () => import('./perf.js'),
+  },
   conformance: {
     summary: 'decodes, re-encodes and compares every frame of captures written by `kwire record`',
     load: () => import('./conformance.js'),
