@@ -139,6 +139,29 @@ export function parseJaas(text: string): { module: string; options: Record<strin
 }
 
 /**
+ * A command's settings: `--config FILE` (a Java properties file) then each `-X KEY=VALUE`, the
+ * later winning. `fail` reports a usage error (never with a value: it may be a password).
+ */
+export function cliSettings(file: string | undefined, pairs: readonly string[], fail: (message: string) => never): Record<string, string> {
+  let out: Record<string, string> = {};
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      fail(`--config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    out = parseProperties(text);
+  }
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) fail(`-X takes KEY=VALUE (${pair.slice(0, Math.max(0, eq)) || 'no key'})`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+  }
+  return out;
+}
+
+/**
  * A Java properties file's entries (java.util.Properties.load): `key=value`, `key: value` or
  * `key value`, `#` and `!` comments, a trailing backslash continuing a line, backslash escapes.
  */

@@ -1,8 +1,7 @@
 // kwire consume: read records and print them, from partitions or as a group member.
 import { isUtf8 } from 'node:buffer';
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseProperties } from '../security-properties.js';
+import { cliSettings } from '../security-properties.js';
 import { createConsumer, createShareConsumer, type Consumer, type ConsumedRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset } from '../index.js';
 import { consoleLogger } from '../logger.js';
 
@@ -73,27 +72,6 @@ export function formatRecord(r: ConsumedRecord): FormattedRecord {
   };
 }
 
-/** --config FILE (a Java properties file) then each -X KEY=VALUE. */
-function settings(file: string | undefined, pairs: readonly string[]): Record<string, string> {
-  let out: Record<string, string> = {};
-  if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      fail(`--config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-    }
-    out = parseProperties(text);
-  }
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    // Never echo the pair: it may carry a password.
-    if (eq <= 0) fail(`-X takes KEY=VALUE (${pair.slice(0, Math.max(0, eq)) || 'no key'})`);
-    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
-  }
-  return out;
-}
-
 function fail(message: string): never {
   throw Object.assign(new Error(message), { usage: true });
 }
@@ -136,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   let consumer: Consumer | undefined;
   try {
-    const props = settings(values.config, values.set ?? []);
+    const props = cliSettings(values.config, values.set ?? [], fail);
     if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
     if (values['share-group'] !== undefined) return await consumeShare(values as ShareArgs);
     if (values.ack !== undefined) fail('--ack is for share groups (--share-group)');

@@ -7,12 +7,16 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createConsumer, type Consumer } from '../index.js';
+import { cliSettings } from '../security-properties.js';
 import { consoleLogger } from '../logger.js';
 import { PerfMeter, type MeterSummary } from './perf-meter.js';
 
 const USAGE = `usage: kwire perf --bootstrap HOST:PORT --topic T [options]
 
   --bootstrap HOST:PORT[,...]   brokers to start from (bootstrap.servers)
+  --config FILE                 consumer settings from a Java properties file (security.protocol,
+                                sasl.*, ssl.*.location... as for kwire consume)
+  -X, --set KEY=VALUE           one such setting (repeatable)
   --topic T                     the topic to read (every partition)
   --group G                     read as a member of group G (subscribe; commits off) instead of
                                 assigning every partition
@@ -81,6 +85,8 @@ export async function run(argv: string[]): Promise<number> {
         'fetch-max-bytes': { type: 'string' },
         'max-partition-fetch-bytes': { type: 'string' },
         'fetch-max-wait-ms': { type: 'string' },
+        config: { type: 'string' },
+        set: { type: 'string', short: 'X', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -95,7 +101,8 @@ export async function run(argv: string[]): Promise<number> {
   let consumer: Consumer | undefined;
   let meter: PerfMeter | undefined;
   try {
-    if (!values.bootstrap) fail('--bootstrap is required');
+    const props = cliSettings(values.config, values.set ?? [], fail);
+    if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
     if (!values.topic) fail('--topic is required');
     const topic = values.topic;
     const maxRecords = positive('records', values.records) ?? Infinity;
@@ -111,15 +118,17 @@ export async function run(argv: string[]): Promise<number> {
     const full = values['full-touch'] === true;
 
     consumer = createConsumer({
-      bootstrapServers: values.bootstrap,
-      clientId: 'kwire-perf',
-      autoOffsetReset: from,
+      ...props,
+      ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
+      ...(props['client.id'] ? {} : { 'client.id': 'kwire-perf' }),
+      'auto.offset.reset': from,
       logger: consoleLogger('warn'),
-      ...(values.group ? { groupId: values.group, enableAutoCommit: false } : {}),
-      ...(crcs !== undefined ? { checkCrcs: crcs === 'true' } : {}),
-      ...(fetchMaxBytes ? { fetchMaxBytes } : {}),
-      ...(partitionBytes ? { maxPartitionFetchBytes: partitionBytes } : {}),
-      ...(fetchWait ? { fetchMaxWaitMs: fetchWait } : {}),
+      // Dotted names, as in the file: a flag replaces the file's value instead of doubling it.
+      ...(values.group ? { 'group.id': values.group, 'enable.auto.commit': false } : {}),
+      ...(crcs !== undefined ? { 'check.crcs': crcs === 'true' } : {}),
+      ...(fetchMaxBytes ? { 'fetch.max.bytes': fetchMaxBytes } : {}),
+      ...(partitionBytes ? { 'max.partition.fetch.bytes': partitionBytes } : {}),
+      ...(fetchWait ? { 'fetch.max.wait.ms': fetchWait } : {}),
     });
     const partitions = await consumer.partitionsFor(topic).catch((err: Error) => {
       throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);

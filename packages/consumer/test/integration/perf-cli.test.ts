@@ -2,7 +2,7 @@
 // timeout at the end, as a group member), its figures are consistent with each other and with the
 // records' timestamps, --json writes them, and bad input gets a clear usage error.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +81,17 @@ test('--records: reads exactly N, figures consistent; --json writes them', async
   assert.match(stdout, /fetch latency +p50 [\d.]+ ms, p90/);
   assert.match(stdout, /end to end +p50/);
   assert.match(stdout, /peak RSS/);
+});
+
+test('-X and --config: the connection settings from properties (no --bootstrap)', async () => {
+  const props = join(dir, 'client.properties');
+  writeFileSync(props, `bootstrap.servers=${kafka.bootstrap}\nsecurity.protocol=PLAINTEXT\n`);
+  const file = join(dir, 'config.json');
+  const viaFile = await perf('--config', props, '--topic', topic, '--records', '100', '--json', file);
+  assert.is(viaFile.code, 0, viaFile.stderr);
+  assert.is(json(file).records, 100);
+  const viaX = await perf('-X', `bootstrap.servers=${kafka.bootstrap}`, '-X', 'fetch.max.wait.ms=100', '--topic', topic, '--records', '100');
+  assert.is(viaX.code, 0, viaX.stderr);
 });
 
 test('no --records: the whole topic, ended by --timeout; --full-touch; --group', async () => {
