@@ -6,6 +6,7 @@
 //      names an existing one) and runs every integration suite against it; tests that need
 //      something else (three nodes, SASL, TLS) start their own;
 //   4. checks that no JVM started by the run is still alive;
+//   (and before the unit suites, the house rules: `biome ci`, formatting and lint, biome.jsonc);
 //   5. ends with one line: "N passed, N failed".
 //
 // Options: --package NAME (one package), --unit (unit suites only), --integration (integration
@@ -134,6 +135,21 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
   });
 }
 
+/**
+ * The house rules (biome.jsonc): the tree formatted as Biome formats it and no lint error. One
+ * result line, "1 passed" or "1 failed" with Biome's own report above it.
+ */
+function houseRules() {
+  process.stdout.write('\n== format and lint (biome ci)\n');
+  const started = Date.now();
+  const r = spawnSync(join(root, 'node_modules/.bin/biome'), ['ci', '--max-diagnostics=30', '.'], { cwd: root, encoding: 'utf8' });
+  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+  const ok = r.status === 0;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`== format and lint: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
+  results.push({ name: 'format and lint (biome ci)', passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, note: ok ? undefined : 'run `npx biome format --write .` and fix the lint errors shown', failures: ok ? [] : ['biome ci: the tree is not formatted, or a lint rule failed'] });
+}
+
 function node24() {
   process.stdout.write(`\n== fetching ${NODE_LTS} from the npm registry\n`);
   const r = spawnSync('npx', ['-y', '-p', NODE_LTS, 'node', '-p', 'process.execPath'], { cwd: root, encoding: 'utf8' });
@@ -148,6 +164,8 @@ function node24() {
 async function main() {
   if (!opts['skip-install']) install();
   build();
+
+  if (wantUnit && !opts.package) houseRules();
 
   if (wantUnit) {
     const suites = packagesWith('unit');

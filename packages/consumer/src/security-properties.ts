@@ -182,12 +182,12 @@ export function parseProperties(text: string): Record<string, string> {
     while (i < line.length && /\s/.test(line[i]!)) i++;
     if (line[i] === '=' || line[i] === ':') i++;
     while (i < line.length && /\s/.test(line[i]!)) i++;
-    out[key] = unescape(line.slice(i));
+    out[key] = unescapeProperty(line.slice(i));
   }
   return out;
 }
 
-function unescape(s: string): string {
+function unescapeProperty(s: string): string {
   return s.replace(/\\(u[0-9a-fA-F]{4}|.)/g, (_, c: string) => {
     if (c.length === 5) return String.fromCharCode(parseInt(c.slice(1), 16));
     return c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : c === 'f' ? '\f' : c;

@@ -471,7 +471,7 @@ function wrap(expr: string): string {
   return expr.startsWith('(') && expr.endsWith(')') ? expr : `(${expr})`;
 }
 
-function valueOf(f: FieldModel): string {
+function fieldValue(f: FieldModel): string {
   return `(s.${f.prop} === undefined ? ${defaultExpr(f)} : s.${f.prop})`;
 }
 
@@ -488,7 +488,7 @@ function emitEncoder(ctx: MessageContext, s: StructModel): string[] {
     const ind = '      ';
     out.push(c === 'true' ? `    {` : `    if (${c}) {`);
     out.push(`${ind}f = '${f.prop}';`);
-    out.push(`${ind}const x = ${valueOf(f)};`);
+    out.push(`${ind}const x = ${fieldValue(f)};`);
     out.push(...writeStatements(ctx, f, f.regular, 'x', ind));
     out.push(`    }`);
   }
@@ -507,7 +507,7 @@ function emitEncoder(ctx: MessageContext, s: StructModel): string[] {
         const ind2 = c === 'true' ? ind : `${ind}  `;
         if (c !== 'true') out.push(`${ind}if (${c}) {`);
         out.push(`${ind2}f = '${f.prop}';`);
-        out.push(`${ind2}const $${f.prop} = ${valueOf(f)};`);
+        out.push(`${ind2}const $${f.prop} = ${fieldValue(f)};`);
         out.push(`${ind2}if (${differsFromDefault(f, `$${f.prop}`)}) {`);
         out.push(`${ind2}  tags.push([${f.schema.tag}, (t) => {`);
         out.push(...writeStatements(ctx, f, f.tagged, `$${f.prop}`, `${ind2}    `, 't'));

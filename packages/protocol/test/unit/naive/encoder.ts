@@ -173,7 +173,7 @@ export function defaultOf(f: NField, version?: number): unknown {
   throw new Error(`naive: no default for ${f.type}`);
 }
 
-function valueOf(obj: Record<string, unknown>, f: NField, version: number): unknown {
+function fieldValue(obj: Record<string, unknown>, f: NField, version: number): unknown {
   const v = obj[prop(f)];
   return v === undefined ? defaultOf(f, version) : v;
 }
@@ -200,7 +200,7 @@ function differsFromDefault(f: NField, v: unknown, version: number): boolean {
 function structDiffers(fields: NField[], s: Record<string, unknown>, version: number): boolean {
   const unknown = (s as { [UNKNOWN_TAGS]?: RawTag[] })[UNKNOWN_TAGS];
   if (unknown !== undefined && unknown.length > 0) return true;
-  return fields.some((f) => inRange(f.versions, version) && differsFromDefault(f, valueOf(s, f, version), version));
+  return fields.some((f) => inRange(f.versions, version) && differsFromDefault(f, fieldValue(s, f, version), version));
 }
 
 // ------------------------------------------------------------------ encoding
@@ -305,12 +305,12 @@ function writeStruct(o: Out, fields: NField[], s: Record<string, unknown>, versi
       tagged.push(f);
       continue;
     }
-    writeValue(o, f, valueOf(s, f, version), version, flexible, `${path}/${prop(f)}`);
+    writeValue(o, f, fieldValue(s, f, version), version, flexible, `${path}/${prop(f)}`);
   }
   if (!flexible) return;
   const entries: { tag: number; body: Out }[] = [];
   for (const f of tagged) {
-    const v = valueOf(s, f, version);
+    const v = fieldValue(s, f, version);
     if (!differsFromDefault(f, v, version)) continue;
     const body = new Out();
     writeValue(body, f, v, version, true, `${path}/${prop(f)}`);
