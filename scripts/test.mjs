@@ -147,7 +147,14 @@ function houseRules() {
   const ok = r.status === 0;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(`== format and lint: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
-  results.push({ name: 'format and lint (biome ci)', passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, note: ok ? undefined : 'run `npx biome format --write .` and fix the lint errors shown', failures: ok ? [] : ['biome ci: the tree is not formatted, or a lint rule failed'] });
+  results.push({
+    name: 'format and lint (biome ci)',
+    passed: ok ? 1 : 0,
+    failed: ok ? 0 : 1,
+    skipped: 0,
+    note: ok ? undefined : 'run `npx biome format --write .` and fix the lint errors shown',
+    failures: ok ? [] : ['biome ci: the tree is not formatted, or a lint rule failed'],
+  });
 }
 
 function node24() {

@@ -28,7 +28,9 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
   const plan = filterPlan(buildPlan(o.mode, o.reps), o.scenarios);
   const boot = new Progress(0);
   // Other work on the machine skews every figure: say how busy it was when the run started and ended.
-  const loadAtStart = loadavg().map((x) => x.toFixed(2)).join(' ');
+  const loadAtStart = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
   boot.log(`${o.mode} run: ${plan.scenarios.map((s) => s.id).join(', ')}`);
   const node = resolveClientNode(o.node);
   boot.log(`clients run under Node ${node.version} (${node.path})`);
@@ -42,7 +44,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
   for (const c of THROUGHPUT_CLIENTS) available.set(c, null);
   if (!platformaticSupports(node.version)) available.set('platformatic', `@platformatic/kafka 2.x needs Node >= 22.22 or >= 24.6; the clients run under ${node.version}`);
   const kcat = kcatVersion();
-  if (kcat === null) available.set('kcat', 'kcat is not on the PATH: install it with `apt-get install -y kcat` (Debian\'s kcat, librdkafka 2.0.2) and run again');
+  if (kcat === null) available.set('kcat', "kcat is not on the PATH: install it with `apt-get install -y kcat` (Debian's kcat, librdkafka 2.0.2) and run again");
   else boot.log(`kcat: ${kcat}`);
   // --clients names families or variants; a family none of whose variants is named is not selected.
   const selected = (family: string) => !o.clients || THROUGHPUT_VARIANTS.some((v) => v.family === family && (o.clients!.includes(v.id) || o.clients!.includes(family)));
@@ -103,7 +105,11 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
     if (o.cpuProf) {
       const missed = new Set(goals.filter((g) => g.met === false).flatMap((g) => g.scenarios));
       let ids = plan.scenarios.filter((s) => s.kind === 'throughput' && missed.has(s.id)).map((s) => s.id);
-      if (ids.length === 0) ids = plan.scenarios.filter((s) => s.kind === 'throughput').slice(0, 1).map((s) => s.id);
+      if (ids.length === 0)
+        ids = plan.scenarios
+          .filter((s) => s.kind === 'throughput')
+          .slice(0, 1)
+          .map((s) => s.id);
       progress.addSteps(ids.length);
       try {
         for (const id of ids) {
@@ -114,7 +120,11 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
         notes.push(`profiles: ${(err as Error).message.split('\n')[0]}`);
       }
     }
-    notes.push(`load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadavg().map((x) => x.toFixed(2)).join(' ')} (${cpus().length} cores; the bench's own clients and broker count too)`);
+    notes.push(
+      `load average (1, 5, 15 min) at the start: ${loadAtStart}; at the end: ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (${cpus().length} cores; the bench's own clients and broker count too)`,
+    );
     const cpu = cpus();
     results = {
       machine: { cpus: cpu.length, model: cpu[0]?.model ?? '?', memoryGb: Math.round(totalmem() / 2 ** 30), os: osType(), kernel: release() },

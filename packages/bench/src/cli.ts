@@ -59,7 +59,13 @@ if (values.help) {
 }
 
 const outDir = resolve(values.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'results'));
-const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+const list = (s: string | undefined) =>
+  s
+    ? s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : undefined;
 
 let results: BenchResults;
 if (values.render) {

@@ -171,7 +171,7 @@ export function recordHash(value: Uint8Array | null, key: Uint8Array | null, hea
   h = fnvBytes(h, key);
   h = Math.imul(h ^ headersHash, 0x01000193);
   h = Math.imul(h ^ (offset | 0), 0x01000193);
-  h = Math.imul(h ^ (timestamp % 4294967296 | 0), 0x01000193);
+  h = Math.imul(h ^ ((timestamp % 4294967296) | 0), 0x01000193);
   return h | 0;
 }
 

@@ -277,8 +277,7 @@ function serverProperties(
       props[`listener.name.${listener}.plain.sasl.jaas.config`] = `org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};`;
       props[`listener.name.${listener}.scram-sha-256.sasl.jaas.config`] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
       props[`listener.name.${listener}.scram-sha-512.sasl.jaas.config`] = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
-      props[`listener.name.${listener}.oauthbearer.sasl.jaas.config`] =
-        'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kwire-broker";';
+      props[`listener.name.${listener}.oauthbearer.sasl.jaas.config`] = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kwire-broker";';
     }
     // KIP-368: lets a client test re-authentication without waiting an hour.
     props['connections.max.reauth.ms'] = '0';
@@ -292,7 +291,9 @@ function serverProperties(
     }
   }
   for (const [k, v] of Object.entries(overrides)) props[k] = String(v);
-  return `${Object.entries(props).map(([k, v]) => `${k}=${escapeProperty(v)}`).join('\n')}\n`;
+  return `${Object.entries(props)
+    .map(([k, v]) => `${k}=${escapeProperty(v)}`)
+    .join('\n')}\n`;
 }
 
 function jaasQuote(value: string): string {
@@ -424,10 +425,9 @@ class NodeHandle implements KafkaNode {
       }
       if (Date.now() > deadline) {
         await jvm.stop(5_000);
-        throw new BrokerError(
-          `Kafka node ${this.nodeId} did not answer ApiVersions on ${HOST}:${this.port} within ${this.startTimeoutMs} ms (last: ${String(lastError)})`,
-          { logTail: this.logTail(40) },
-        );
+        throw new BrokerError(`Kafka node ${this.nodeId} did not answer ApiVersions on ${HOST}:${this.port} within ${this.startTimeoutMs} ms (last: ${String(lastError)})`, {
+          logTail: this.logTail(40),
+        });
       }
       await sleep(200);
     }
@@ -506,7 +506,12 @@ export function tailFile(file: string, lines: number): string {
     const length = Math.min(size, 64 * 1024);
     const buf = Buffer.allocUnsafe(length);
     readSync(fd, buf, 0, length, size - length);
-    return buf.toString('utf8').split('\n').slice(-lines - 1).join('\n').trimEnd();
+    return buf
+      .toString('utf8')
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n')
+      .trimEnd();
   } finally {
     closeSync(fd);
   }

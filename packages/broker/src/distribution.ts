@@ -43,13 +43,7 @@ export async function ensureKafka(versionText: string = defaultKafkaVersion(), o
     options.log?.(`resolving Apache Kafka ${version.text} from Maven Central into ${libDir}`);
     await mkdir(root, { recursive: true });
     const staging = join(root, `libs.partial-${process.pid}-${randomBytes(3).toString('hex')}`);
-    const args = [
-      '-B', '-q', '-f', pomFile,
-      'dependency:copy-dependencies',
-      `-Dkafka.version=${version.text}`,
-      '-DincludeScope=runtime',
-      `-DoutputDirectory=${staging}`,
-    ];
+    const args = ['-B', '-q', '-f', pomFile, 'dependency:copy-dependencies', `-Dkafka.version=${version.text}`, '-DincludeScope=runtime', `-DoutputDirectory=${staging}`];
     if (logging === 'reload4j') args.push('-Dkafka.logging=reload4j');
     try {
       // A fresh CI machine resolves several releases from the network mid-run: a failed resolution
@@ -69,12 +63,10 @@ export async function ensureKafka(versionText: string = defaultKafkaVersion(), o
       await rm(staging, { recursive: true, force: true });
       const e = err as { stdout?: string; stderr?: string; code?: unknown };
       const output = `${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-30).join('\n');
-      throw new BrokerError(
-        e.code === 'ENOENT'
-          ? 'mvn is not on the PATH: the launcher needs Apache Maven to fetch Kafka from Maven Central'
-          : `mvn could not resolve Apache Kafka ${version.text}`,
-        { cause: err, logTail: output },
-      );
+      throw new BrokerError(e.code === 'ENOENT' ? 'mvn is not on the PATH: the launcher needs Apache Maven to fetch Kafka from Maven Central' : `mvn could not resolve Apache Kafka ${version.text}`, {
+        cause: err,
+        logTail: output,
+      });
     }
     const jars = (await readdir(staging)).filter((f) => f.endsWith('.jar')).sort();
     if (!jars.some((j) => j.startsWith('kafka_2.13-')) || !jars.some((j) => j.startsWith('kafka-tools-'))) {
@@ -105,7 +97,11 @@ async function ensureWatchdog(options: EnsureOptions): Promise<string> {
  */
 export async function compileJava(sourceFile: string, options: EnsureOptions & { classpath?: string } = {}): Promise<string> {
   const source = await readFile(sourceFile);
-  const hash = createHash('sha256').update(source).update(options.classpath ?? '').digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(source)
+    .update(options.classpath ?? '')
+    .digest('hex')
+    .slice(0, 16);
   const name = basename(sourceFile, '.java');
   const dir = join(cacheDir(), 'java', `${name}-${hash}`);
   if (existsSync(join(dir, `${name}.class`))) return dir;

@@ -57,14 +57,7 @@ const live = new Set<JavaProcess>();
 let handlersInstalled = false;
 
 // The JVM flags Kafka's own scripts use, minus the heap (set per process).
-const G1_FLAGS = [
-  '-server',
-  '-XX:+UseG1GC',
-  '-XX:MaxGCPauseMillis=20',
-  '-XX:InitiatingHeapOccupancyPercent=35',
-  '-XX:+ExplicitGCInvokesConcurrent',
-  '-Djava.awt.headless=true',
-];
+const G1_FLAGS = ['-server', '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35', '-XX:+ExplicitGCInvokesConcurrent', '-Djava.awt.headless=true'];
 
 export function pidDir(): string {
   return join(cacheDir(), 'pids');
@@ -79,8 +72,10 @@ export function spawnJava(dist: KafkaDistribution, options: JavaOptions): JavaPr
     ...G1_FLAGS,
     `-Dkwire.parent.pid=${process.pid}`,
     ...(options.jvmArgs ?? []),
-    '-cp', [...(options.extraClasspath ?? []), dist.classpath].join(delimiter),
-    'KwireWatchdog', options.mainClass,
+    '-cp',
+    [...(options.extraClasspath ?? []), dist.classpath].join(delimiter),
+    'KwireWatchdog',
+    options.mainClass,
     ...options.args,
   ];
   let logFd: number | undefined;

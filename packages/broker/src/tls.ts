@@ -28,15 +28,30 @@ export async function generateBrokerTls(dir: string): Promise<BrokerTls> {
   const caFile = join(dir, 'broker-cert.pem');
   try {
     await run('keytool', [
-      '-genkeypair', '-alias', 'broker', '-keyalg', 'RSA', '-keysize', '2048', '-validity', '30',
-      '-dname', 'CN=localhost, OU=kwire tests', '-ext', 'SAN=DNS:localhost,IP:127.0.0.1',
-      '-storetype', 'PKCS12', '-keystore', keystoreFile, '-storepass', password, '-keypass', password,
+      '-genkeypair',
+      '-alias',
+      'broker',
+      '-keyalg',
+      'RSA',
+      '-keysize',
+      '2048',
+      '-validity',
+      '30',
+      '-dname',
+      'CN=localhost, OU=kwire tests',
+      '-ext',
+      'SAN=DNS:localhost,IP:127.0.0.1',
+      '-storetype',
+      'PKCS12',
+      '-keystore',
+      keystoreFile,
+      '-storepass',
+      password,
+      '-keypass',
+      password,
     ]);
     await run('keytool', ['-exportcert', '-rfc', '-alias', 'broker', '-keystore', keystoreFile, '-storepass', password, '-file', caFile]);
-    await run('keytool', [
-      '-importcert', '-noprompt', '-alias', 'broker', '-file', caFile,
-      '-storetype', 'PKCS12', '-keystore', truststoreFile, '-storepass', password,
-    ]);
+    await run('keytool', ['-importcert', '-noprompt', '-alias', 'broker', '-file', caFile, '-storetype', 'PKCS12', '-keystore', truststoreFile, '-storepass', password]);
   } catch (err) {
     throw new BrokerError('keytool could not make the broker certificate', { cause: err, logTail: (err as { stderr?: string }).stderr });
   }

@@ -95,24 +95,25 @@ function toolLogFlag(dist: KafkaDistribution): string {
     const dir = join(cacheDir(), 'tool-logging');
     mkdirSync(dir, { recursive: true });
     file = join(dir, dist.logging === 'log4j2' ? 'log4j2.properties' : 'log4j.properties');
-    const lines = dist.logging === 'log4j2'
-      ? [
-          'status = warn',
-          'appender.err.type = Console',
-          'appender.err.name = STDERR',
-          'appender.err.target = SYSTEM_ERR',
-          'appender.err.layout.type = PatternLayout',
-          'appender.err.layout.pattern = [%d] %p %m (%c)%n',
-          'rootLogger.level = WARN',
-          'rootLogger.appenderRef.err.ref = STDERR',
-        ]
-      : [
-          'log4j.rootLogger=WARN, stderr',
-          'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
-          'log4j.appender.stderr.Target=System.err',
-          'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout',
-          'log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n',
-        ];
+    const lines =
+      dist.logging === 'log4j2'
+        ? [
+            'status = warn',
+            'appender.err.type = Console',
+            'appender.err.name = STDERR',
+            'appender.err.target = SYSTEM_ERR',
+            'appender.err.layout.type = PatternLayout',
+            'appender.err.layout.pattern = [%d] %p %m (%c)%n',
+            'rootLogger.level = WARN',
+            'rootLogger.appenderRef.err.ref = STDERR',
+          ]
+        : [
+            'log4j.rootLogger=WARN, stderr',
+            'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
+            'log4j.appender.stderr.Target=System.err',
+            'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout',
+            'log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n',
+          ];
     writeFileSync(file, `${lines.join('\n')}\n`);
     toolLogFiles.set(dist.logging, file);
   }
@@ -128,7 +129,13 @@ async function withClientConfig<T>(config: Readonly<Record<string, string>> | un
   const dir = join(cacheDir(), 'tool-config');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `client-${process.pid}-${randomBytes(4).toString('hex')}.properties`);
-  writeFileSync(file, `${Object.entries(config).map(([k, v]) => `${k}=${v.replace(/\\/g, '\\\\')}`).join('\n')}\n`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `${Object.entries(config)
+      .map(([k, v]) => `${k}=${v.replace(/\\/g, '\\\\')}`)
+      .join('\n')}\n`,
+    { mode: 0o600 },
+  );
   try {
     return await run(file);
   } finally {
@@ -150,11 +157,16 @@ export interface CreateTopicOptions {
 /** TopicCommand --create; succeeds when the topic exists already (--if-not-exists). */
 export async function createTopic(target: KafkaTarget, options: CreateTopicOptions): Promise<void> {
   const args = [
-    '--bootstrap-server', target.bootstrap,
-    '--create', '--if-not-exists',
-    '--topic', options.topic,
-    '--partitions', String(options.partitions ?? 1),
-    '--replication-factor', String(options.replicationFactor ?? 1),
+    '--bootstrap-server',
+    target.bootstrap,
+    '--create',
+    '--if-not-exists',
+    '--topic',
+    options.topic,
+    '--partitions',
+    String(options.partitions ?? 1),
+    '--replication-factor',
+    String(options.replicationFactor ?? 1),
   ];
   for (const [k, v] of Object.entries(options.config ?? {})) args.push('--config', `${k}=${v}`);
   await withClientConfig(options.clientConfig, (config) =>
@@ -207,11 +219,16 @@ export interface GroupPartitionOffset {
  * kwire). Empty when the group has no committed offsets.
  */
 export async function describeGroupOffsets(target: KafkaTarget, groupId: string): Promise<GroupPartitionOffset[]> {
-  const { stdout } = await runToolOk(target.dist, 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand', ['--bootstrap-server', target.bootstrap, '--describe', '--offsets', '--group', groupId], {
-    timeoutMs: 120_000,
-    label: `describe group ${groupId}`,
-    heapMb: 256,
-  });
+  const { stdout } = await runToolOk(
+    target.dist,
+    'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
+    ['--bootstrap-server', target.bootstrap, '--describe', '--offsets', '--group', groupId],
+    {
+      timeoutMs: 120_000,
+      label: `describe group ${groupId}`,
+      heapMb: 256,
+    },
+  );
   return parseGroupOffsets(stdout, groupId);
 }
 
@@ -271,11 +288,16 @@ export async function producerPerformance(target: KafkaTarget, options: Producer
   };
   for (const [k, v] of Object.entries(options.props ?? {})) props[k] = String(v);
   const args = [
-    '--topic', options.topic,
-    '--num-records', String(options.numRecords),
-    '--record-size', String(options.recordSize),
-    '--throughput', String(options.throughput ?? -1),
-    '--producer-props', ...Object.entries(props).map(([k, v]) => `${k}=${v}`),
+    '--topic',
+    options.topic,
+    '--num-records',
+    String(options.numRecords),
+    '--record-size',
+    String(options.recordSize),
+    '--throughput',
+    String(options.throughput ?? -1),
+    '--producer-props',
+    ...Object.entries(props).map(([k, v]) => `${k}=${v}`),
   ];
   if (options.transactionalId !== undefined) {
     args.push('--transactional-id', options.transactionalId, '--transaction-duration-ms', String(options.transactionDurationMs ?? 100));
@@ -299,7 +321,10 @@ export async function producerPerformance(target: KafkaTarget, options: Producer
  * "100000 records sent, 45045.0 records/sec (4.30 MB/sec), 12.3 ms avg latency, 250.0 ms max latency, 10 ms 50th, ..."
  */
 export function parseProducerPerformance(stdout: string, expected: number): ProducerPerformanceResult {
-  const lines = stdout.trim().split('\n').filter((l) => /records sent/.test(l));
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .filter((l) => /records sent/.test(l));
   const summary = lines.at(-1) ?? '';
   // NaN latencies when nothing was sent.
   const m = /(\d+) records sent,\s*([\d.]+) records\/sec \(([\d.]+) MB\/sec\),\s*([\d.]+|NaN) ms avg latency,\s*([\d.]+|NaN) ms max latency/.exec(summary);
@@ -347,12 +372,17 @@ export async function consumerPerformance(target: KafkaTarget, options: Consumer
   for (const [k, v] of Object.entries(options.props ?? {})) props[k] = String(v);
   const v = target.dist.version;
   const args = [
-    '--bootstrap-server', target.bootstrap,
-    '--topic', options.topic,
+    '--bootstrap-server',
+    target.bootstrap,
+    '--topic',
+    options.topic,
     // 4.2 renamed --messages to --num-records (the old name still works there, with a warning).
-    atLeast(v, 4, 2) ? '--num-records' : '--messages', String(options.messages),
-    '--group', options.group ?? `kwire-perf-${randomBytes(4).toString('hex')}`,
-    '--timeout', String(options.timeoutMs ?? 30_000),
+    atLeast(v, 4, 2) ? '--num-records' : '--messages',
+    String(options.messages),
+    '--group',
+    options.group ?? `kwire-perf-${randomBytes(4).toString('hex')}`,
+    '--timeout',
+    String(options.timeoutMs ?? 30_000),
   ];
   const { stdout } = await withClientConfig(props, (config) =>
     runToolOk(target.dist, 'org.apache.kafka.tools.ConsumerPerformance', [...args, '--consumer.config', config!], {
@@ -474,7 +504,9 @@ export async function consoleProducer(target: KafkaTarget, options: ConsoleProdu
  * `share.record.lock.duration.ms` (the broker allows 15000-60000), `share.delivery.count.limit`.
  */
 export async function alterGroupConfig(target: KafkaTarget, group: string, configs: Readonly<Record<string, string | number>>): Promise<void> {
-  const pairs = Object.entries(configs).map(([k, v]) => `${k}=${String(v)}`).join(',');
+  const pairs = Object.entries(configs)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(',');
   await runToolOk(target.dist, 'org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', target.bootstrap, '--alter', '--entity-type', 'groups', '--entity-name', group, '--add-config', pairs], {
     timeoutMs: 60_000,
     label: `ConfigCommand group ${group}`,

@@ -76,14 +76,22 @@ export async function writeTransactions(target: KafkaTarget, options: Transactio
   const classes = await compileJava(transactionsSource, { classpath: join(target.dist.libDir, '*') });
   const transactionalId = options.transactionalId ?? `kwire-tx-${randomBytes(4).toString('hex')}`;
   const args = [
-    '--bootstrap', target.bootstrap,
-    '--topic', options.topic,
-    '--transactional-id', transactionalId,
-    '--sequence', options.transactions.join(','),
-    '--records', String(options.recordsPerTransaction ?? 3),
-    '--compression', options.compression ?? 'none',
-    '--key-prefix', options.keyPrefix ?? 'k',
-    '--value-prefix', options.valuePrefix ?? 'v',
+    '--bootstrap',
+    target.bootstrap,
+    '--topic',
+    options.topic,
+    '--transactional-id',
+    transactionalId,
+    '--sequence',
+    options.transactions.join(','),
+    '--records',
+    String(options.recordsPerTransaction ?? 3),
+    '--compression',
+    options.compression ?? 'none',
+    '--key-prefix',
+    options.keyPrefix ?? 'k',
+    '--value-prefix',
+    options.valuePrefix ?? 'v',
   ];
   if (options.partition !== undefined) args.push('--partition', String(options.partition));
   if (options.headers === false) args.push('--no-headers');
@@ -95,7 +103,13 @@ export async function writeTransactions(target: KafkaTarget, options: Transactio
     const dir = join(cacheDir(), 'tool-config');
     mkdirSync(dir, { recursive: true });
     config = join(dir, `tx-${process.pid}-${randomBytes(4).toString('hex')}.properties`);
-    writeFileSync(config, `${Object.entries(options.props).map(([k, v]) => `${k}=${String(v).replace(/\\/g, '\\\\')}`).join('\n')}\n`, { mode: 0o600 });
+    writeFileSync(
+      config,
+      `${Object.entries(options.props)
+        .map(([k, v]) => `${k}=${String(v).replace(/\\/g, '\\\\')}`)
+        .join('\n')}\n`,
+      { mode: 0o600 },
+    );
     args.push('--config', config);
   }
   let result;

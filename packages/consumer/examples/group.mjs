@@ -37,7 +37,12 @@ try {
   await running;
   const m = consumer.metrics();
   console.log(`handled ${handled} records (${failures} failures retried); ${m.group.commits} commits, ${m.group.rebalances} rebalance`);
-  console.log(prometheusText(m).split('\n').filter((l) => l.startsWith('kwire_consumer_records_consumed_total')).join('\n'));
+  console.log(
+    prometheusText(m)
+      .split('\n')
+      .filter((l) => l.startsWith('kwire_consumer_records_consumed_total'))
+      .join('\n'),
+  );
   const committed = (await describeGroupOffsets(kafka, groupId)).reduce((n, r) => n + Number(r.committed ?? 0), 0);
   console.log(`the group's committed offsets add up to ${committed} (kafka-consumer-groups --describe)`);
   if (committed !== 3_000) process.exitCode = 1;

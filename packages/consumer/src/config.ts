@@ -265,7 +265,13 @@ function strategies(config: Record<string, unknown>): readonly (string | import(
   const raw = config.partitionAssignmentStrategy;
   if (raw === undefined) return ['range', 'cooperative-sticky'];
   // A properties file gives "range,cooperative-sticky".
-  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+  const list =
+    typeof raw === 'string'
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : raw;
   if (!Array.isArray(list) || list.length === 0) throw new ConfigError(`${name('partitionAssignmentStrategy')} must be a non-empty list of assignor names or objects`);
   for (const a of list) {
     if (typeof a === 'string') continue;
@@ -296,7 +302,10 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   // security.protocol, sasl.jaas.config, ssl.*.location... (as pasted from a properties file) become ssl / sasl.
   for (const [k, v] of Object.entries(fromSecurityProperties(input as Record<string, unknown>))) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (!(key in JAVA_NAMES) && !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy', 'maxDecompressedBytes'].includes(key)) {
+    if (
+      !(key in JAVA_NAMES) &&
+      !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy', 'maxDecompressedBytes'].includes(key)
+    ) {
       throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
     }
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);

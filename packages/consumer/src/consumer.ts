@@ -455,7 +455,10 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
 
   /** The first offset of each partition (its log start). Keys are the objects given. */
   async beginningOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
-    const found = await this.lookUp(tps.map((tp) => ({ tp, timestamp: EARLIEST_TIMESTAMP })), options.timeoutMs);
+    const found = await this.lookUp(
+      tps.map((tp) => ({ tp, timestamp: EARLIEST_TIMESTAMP })),
+      options.timeoutMs,
+    );
     return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
   }
 
@@ -464,7 +467,10 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
    * read_committed the last stable offset. Keys are the objects given.
    */
   async endOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
-    const found = await this.lookUp(tps.map((tp) => ({ tp, timestamp: LATEST_TIMESTAMP })), options.timeoutMs);
+    const found = await this.lookUp(
+      tps.map((tp) => ({ tp, timestamp: LATEST_TIMESTAMP })),
+      options.timeoutMs,
+    );
     return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
   }
 
@@ -514,8 +520,6 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
       fetchLatency: this.fetcher.latency.summary(),
     };
   }
-
-
 
   /**
    * Commits what the application finished, leaves the group, stops fetching, ends the streams

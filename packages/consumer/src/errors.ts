@@ -147,7 +147,10 @@ export class LogTruncationError extends KafkaError {
     /** The end of the last leader epoch the consumer and the log agree on. */
     readonly divergentOffset: bigint,
   ) {
-    super('KWIRE_LOG_TRUNCATION', `${topic}-${partition}: the log was truncated to ${divergentOffset} below the position ${offset} and auto.offset.reset is none: seek to ${divergentOffset} (or elsewhere) to go on`);
+    super(
+      'KWIRE_LOG_TRUNCATION',
+      `${topic}-${partition}: the log was truncated to ${divergentOffset} below the position ${offset} and auto.offset.reset is none: seek to ${divergentOffset} (or elsewhere) to go on`,
+    );
   }
 }
 

@@ -1,5 +1,16 @@
 // @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
-export { Consumer, createConsumer, type ConsumerEvents, type TopicPartition, type PartitionAssignment, type StartOffset, type RunOptions, type EachBatchPayload, type EachMessagePayload, type ConsumerMetrics } from './consumer.js';
+export {
+  Consumer,
+  createConsumer,
+  type ConsumerEvents,
+  type TopicPartition,
+  type PartitionAssignment,
+  type StartOffset,
+  type RunOptions,
+  type EachBatchPayload,
+  type EachMessagePayload,
+  type ConsumerMetrics,
+} from './consumer.js';
 export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';

@@ -282,7 +282,17 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     if (!c) {
       const k = this.config.keyDeserializer;
       const v = this.config.valueDeserializer;
-      c = { topic, partition, key: deserializerFor(k), value: deserializerFor(v), keyIsBuffer: k === 'buffer', valueIsBuffer: v === 'buffer', valueIsString: v === 'string', decodeKey: false, decodeValue: false };
+      c = {
+        topic,
+        partition,
+        key: deserializerFor(k),
+        value: deserializerFor(v),
+        keyIsBuffer: k === 'buffer',
+        valueIsBuffer: v === 'buffer',
+        valueIsString: v === 'string',
+        decodeKey: false,
+        decodeValue: false,
+      };
       this.contexts.set(key, c);
     }
     return c;
@@ -510,7 +520,14 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   metrics(): ShareConsumerMetrics {
     let outstanding = 0;
     for (const s of this.sessions.values()) outstanding += s.outstanding;
-    return { ...this.counters, acknowledged: { ...this.counters.acknowledged }, assignedPartitions: this.assignment.size, outstanding, memberEpoch: this.membership.epoch, heartbeats: this.membership.heartbeats };
+    return {
+      ...this.counters,
+      acknowledged: { ...this.counters.acknowledged },
+      assignedPartitions: this.assignment.size,
+      outstanding,
+      memberEpoch: this.membership.epoch,
+      heartbeats: this.membership.heartbeats,
+    };
   }
 
   /**
@@ -537,12 +554,16 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     for (const s of this.sessions.values()) s.releasePending();
     const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
     try {
-      await bounded(Promise.all([...this.sessions.values()].map(async (s) => {
-        await s.finished();
-        // The fetch in flight at close delivered nothing: its records were released on arrival.
-        s.releasePending();
-        await s.close(deadline);
-      })));
+      await bounded(
+        Promise.all(
+          [...this.sessions.values()].map(async (s) => {
+            await s.finished();
+            // The fetch in flight at close delivered nothing: its records were released on arrival.
+            s.releasePending();
+            await s.close(deadline);
+          }),
+        ),
+      );
       await bounded(this.membership.leave(Math.max(1, deadline - Date.now())));
     } catch (err) {
       this.logger.warn('share consumer close', { error: (err as Error).message });

@@ -243,4 +243,3 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
     };
   }
 }
-

@@ -274,11 +274,13 @@ function readStatements(ctx: MessageContext, f: FieldModel, within: Range, targe
     return [`${indent}${target} = ${nullable === 'true' ? '' : `!(${nullable}) ? ${read} : `}r.readInt8() < 0 ? null : ${read};`];
   }
   const min = minElementSize(ctx, f);
-  const lines = [
-    `${indent}{`,
-    `${indent}  const n = ${choose(flex, `r.readCompactArrayLength(${min})`, `r.readArrayLength(${min})`)};`,
-  ];
-  const nullBranch = nullable === 'false' ? `r.fail('null array where ${f.prop} is not nullable')` : nullable === 'true' ? `${target} = null` : `${target} = (${nullable}) ? null : r.fail('null array where ${f.prop} is not nullable')`;
+  const lines = [`${indent}{`, `${indent}  const n = ${choose(flex, `r.readCompactArrayLength(${min})`, `r.readArrayLength(${min})`)};`];
+  const nullBranch =
+    nullable === 'false'
+      ? `r.fail('null array where ${f.prop} is not nullable')`
+      : nullable === 'true'
+        ? `${target} = null`
+        : `${target} = (${nullable}) ? null : r.fail('null array where ${f.prop} is not nullable')`;
   lines.push(`${indent}  if (n < 0) ${nullBranch};`);
   lines.push(`${indent}  else {`);
   lines.push(`${indent}    const a: ${f.prim ? tsPrim(f.prim) : f.struct!.tsName}[] = [];`);
@@ -656,9 +658,7 @@ function renameTop(code: string[], typeName: string): string[] {
   // The struct-level functions of the top-level message become *Body; exported wrappers check the
   // version and label errors with the API.
   return code.map((l) =>
-    l
-      .replace(new RegExp(`^function decode${typeName}\\(`), `function decode${typeName}Body(`)
-      .replace(new RegExp(`^function encode${typeName}\\(`), `function encode${typeName}Body(`),
+    l.replace(new RegExp(`^function decode${typeName}\\(`), `function decode${typeName}Body(`).replace(new RegExp(`^function encode${typeName}\\(`), `function encode${typeName}Body(`),
   );
 }
 

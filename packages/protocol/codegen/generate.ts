@@ -122,7 +122,7 @@ function errorCodes(dump: KafkaDump): string {
   lines.push('  readonly message: string;');
   lines.push('  /** Retrying the same request may succeed (the Java exception is a RetriableException). */');
   lines.push('  readonly retriable: boolean;');
-  lines.push('  /** The client\'s metadata is stale: refresh it before retrying (InvalidMetadataException). */');
+  lines.push("  /** The client's metadata is stale: refresh it before retrying (InvalidMetadataException). */");
   lines.push('  readonly invalidMetadata: boolean;');
   lines.push('  /** The Java exception class, for people searching the Java docs. */');
   lines.push('  readonly exception: string | null;');
@@ -130,7 +130,9 @@ function errorCodes(dump: KafkaDump): string {
   lines.push('');
   lines.push('export const ERROR_CODES: readonly KafkaErrorCode[] = [');
   for (const e of [...dump.errors].sort((a, b) => a.code - b.code)) {
-    lines.push(`  { code: ${e.code}, name: '${e.name}', message: ${JSON.stringify(e.message)}, retriable: ${e.retriable}, invalidMetadata: ${e.invalidMetadata}, exception: ${e.exception === null ? 'null' : `'${e.exception}'`} },`);
+    lines.push(
+      `  { code: ${e.code}, name: '${e.name}', message: ${JSON.stringify(e.message)}, retriable: ${e.retriable}, invalidMetadata: ${e.invalidMetadata}, exception: ${e.exception === null ? 'null' : `'${e.exception}'`} },`,
+    );
   }
   lines.push('];');
   lines.push('');

@@ -19,16 +19,8 @@
 // so a version newer than ours is read as our newest one and the bytes after the fields we know
 // are ignored; a negative version is an error. We write version 3, as Java 3.5+ does.
 import { KafkaProtocolError } from './errors.js';
-import {
-  ConsumerProtocolAssignmentData,
-  decodeConsumerProtocolAssignment,
-  encodeConsumerProtocolAssignment,
-} from './messages/consumer-protocol-assignment.js';
-import {
-  ConsumerProtocolSubscriptionData,
-  decodeConsumerProtocolSubscription,
-  encodeConsumerProtocolSubscription,
-} from './messages/consumer-protocol-subscription.js';
+import { ConsumerProtocolAssignmentData, decodeConsumerProtocolAssignment, encodeConsumerProtocolAssignment } from './messages/consumer-protocol-assignment.js';
+import { ConsumerProtocolSubscriptionData, decodeConsumerProtocolSubscription, encodeConsumerProtocolSubscription } from './messages/consumer-protocol-subscription.js';
 import { Reader } from './primitives/reader.js';
 import { Writer } from './primitives/writer.js';
 
@@ -281,4 +273,3 @@ export function decodeCooperativeStickyUserData(userData: Buffer | null): number
   if (userData === null) return undefined;
   return userData.length >= 4 ? userData.readInt32BE(0) : DEFAULT_GENERATION;
 }
-

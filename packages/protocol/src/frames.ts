@@ -2,16 +2,7 @@
 // kwire models. Tools (the recording proxy, the conformance runner, a fake broker) and tests use
 // these; the consumer's connection layer uses the same pieces without the object wrapping.
 import { isKafkaProtocolError, KafkaProtocolError, toProtocolError } from './errors.js';
-import {
-  API_VERSIONS_KEY,
-  readHeaderTags,
-  readRequestHeaderStart,
-  readResponseHeader,
-  requestHeaderVersion,
-  responseHeaderVersion,
-  writeRequestHeader,
-  writeResponseHeader,
-} from './header.js';
+import { API_VERSIONS_KEY, readHeaderTags, readRequestHeaderStart, readResponseHeader, requestHeaderVersion, responseHeaderVersion, writeRequestHeader, writeResponseHeader } from './header.js';
 import { API_DEFINITIONS } from './messages/index.js';
 import type { ApiDefinition, TaggedField } from './messages/runtime.js';
 import { API_KEY_NAMES } from './api-keys.js';
@@ -72,15 +63,7 @@ const shared = new Writer(64 * 1024);
  * returns it (Writer.finish(): bytes the writer never rewrites). The connection layer calls this
  * with the ApiDefinition it holds; encodeRequestFrame is the same by api key.
  */
-export function writeRequestFrame(
-  w: Writer,
-  api: ApiDefinition,
-  apiVersion: number,
-  correlationId: number,
-  clientId: string | null,
-  body: unknown,
-  headerTaggedFields?: TaggedField[],
-): Buffer {
+export function writeRequestFrame(w: Writer, api: ApiDefinition, apiVersion: number, correlationId: number, clientId: string | null, body: unknown, headerTaggedFields?: TaggedField[]): Buffer {
   checkVersion(api, apiVersion);
   try {
     const at = w.reserve(4);

@@ -20,10 +20,11 @@ export function negotiateVersion(api: ApiDefinition, broker: BrokerVersionRange 
   }
   const version = Math.min(api.maxVersion, broker.maxVersion);
   if (version < api.minVersion || version < broker.minVersion) {
-    throw new KafkaProtocolError(
-      `${api.name}: the broker offers v${broker.minVersion}-${broker.maxVersion}, kwire implements v${api.minVersion}-${api.maxVersion}; no version in common`,
-      { reason: 'unsupported-version', apiKey: api.apiKey, apiName: api.name },
-    );
+    throw new KafkaProtocolError(`${api.name}: the broker offers v${broker.minVersion}-${broker.maxVersion}, kwire implements v${api.minVersion}-${api.maxVersion}; no version in common`, {
+      reason: 'unsupported-version',
+      apiKey: api.apiKey,
+      apiName: api.name,
+    });
   }
   return version;
 }

@@ -160,7 +160,13 @@ function fullFetch(topic: string, topicId: string, partitions: readonly number[]
     isolationLevel: 0,
     sessionId: 0,
     sessionEpoch: -1,
-    topics: [{ topic, topicId, partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })) }],
+    topics: [
+      {
+        topic,
+        topicId,
+        partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
+      },
+    ],
     forgottenTopicsData: [],
     rackId: '',
   };

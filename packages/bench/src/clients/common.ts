@@ -145,7 +145,6 @@ function round2(n: number): number {
   return Math.round(n * 100) / 100;
 }
 
-
 /**
  * The per-run bookkeeping: the loop calls begin() before creating its consumer, then batch(n) for
  * every batch it has read (after touching the values), and checks `done`.

@@ -38,7 +38,9 @@ export async function rdkafkaClient(options: ClientOptions): Promise<ClientRepor
   const from = options.rdkafkaDir ?? 'node-rdkafka';
   const K = require(from) as RdModule;
   const style = options.settings?.consume ?? 1000;
-  run.notes.push(`node-rdkafka ${(require(`${from}/package.json`) as { version: string }).version}, librdkafka ${K.librdkafkaVersion}, ${style === 'flowing' ? 'flowing mode' : `consume(${String(style)})`}`);
+  run.notes.push(
+    `node-rdkafka ${(require(`${from}/package.json`) as { version: string }).version}, librdkafka ${K.librdkafkaVersion}, ${style === 'flowing' ? 'flowing mode' : `consume(${String(style)})`}`,
+  );
   const mode = run.mode;
   const grouped = mode === 'group' || mode === 'rebalance';
   if (mode === 'group') await run.waitGo();

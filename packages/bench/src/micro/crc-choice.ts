@@ -24,5 +24,10 @@ for (const size of [100, 1_024, 10_240, 16 * 1_024, 128 * 1_024, 1_048_576]) {
     console.log(`${String(size).padStart(8)} B  ${(names[key] ?? key).padEnd(18)} ${gbps.toFixed(2).padStart(6)} GB/s  ${((elapsed * 1e9) / n).toFixed(0).padStart(7)} ns/call`);
   }
   const js = rates.get('js')!;
-  console.log(`${String(size).padStart(8)} B  ${[...rates].filter(([k]) => k !== 'js').map(([k, v]) => `${k} / js = ${(v / js).toFixed(1)}x`).join(', ')}${rates.has('kwire') && rates.has('native') ? `, kwire / native = ${(rates.get('kwire')! / rates.get('native')!).toFixed(1)}x` : ''}`);
+  console.log(
+    `${String(size).padStart(8)} B  ${[...rates]
+      .filter(([k]) => k !== 'js')
+      .map(([k, v]) => `${k} / js = ${(v / js).toFixed(1)}x`)
+      .join(', ')}${rates.has('kwire') && rates.has('native') ? `, kwire / native = ${(rates.get('kwire')! / rates.get('native')!).toFixed(1)}x` : ''}`,
+  );
 }

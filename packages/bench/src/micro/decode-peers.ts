@@ -226,9 +226,7 @@ async function ratePhase(): Promise<RatePhase> {
         const r = rate.clients[client.id]!;
         r.median = median(r.rates);
       }
-      console.log(
-        `  ${caseName(valueSize, codec).padEnd(10)} verified and timed: ${timed.map((t) => `${t.id} ${Math.round(rate.clients[t.id]!.median).toLocaleString('en-US')}/s`).join(', ')}`,
-      );
+      console.log(`  ${caseName(valueSize, codec).padEnd(10)} verified and timed: ${timed.map((t) => `${t.id} ${Math.round(rate.clients[t.id]!.median).toLocaleString('en-US')}/s`).join(', ')}`);
       out.cases.push(rate);
     }
   }

@@ -35,7 +35,6 @@ if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
 }
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 
-
 const RECORDS = 1_000;
 
 function capitals(n: number): Buffer {

@@ -252,15 +252,21 @@ async function main(): Promise<void> {
   const blockBytes = SMALL_PER_BLOCK * SMALL + LARGE;
   console.log(
     `node ${process.version}: ${(bytes / 2 ** 30).toFixed(2)} GiB per run over loopback TCP, blocks of ${SMALL_PER_BLOCK} x ${SMALL} B + 1 x 1 MiB ` +
-      `(${((SMALL_PER_BLOCK * SMALL) / blockBytes * 100).toFixed(1)}% of bytes in small frames), median of ${runs}`,
+      `(${(((SMALL_PER_BLOCK * SMALL) / blockBytes) * 100).toFixed(1)}% of bytes in small frames), median of ${runs}`,
   );
   console.log('variant      MB/s   CPU ms/GiB  CPU share  buffers alloc/GiB  heap alloc/GiB   GCs');
   for (const v of variants) {
     const rs = results.get(v)!;
     const m = (f: (r: Result) => number) => median(rs.map(f));
     console.log(
-      `${v.padEnd(9)} ${m((r) => r.mbPerSec).toFixed(0).padStart(7)} ${m((r) => r.cpuMsPerGiB).toFixed(0).padStart(12)} ${(m((r) => r.cpuShare) * 100).toFixed(0).padStart(9)}% ` +
-        `${(m((r) => r.bufferBytesPerGiB) / 2 ** 20).toFixed(1).padStart(14)} MiB ${(m((r) => r.heapBytesPerGiB) / 2 ** 20).toFixed(1).padStart(11)} MiB ${m((r) => r.gcs).toFixed(0).padStart(5)}`,
+      `${v.padEnd(9)} ${m((r) => r.mbPerSec)
+        .toFixed(0)
+        .padStart(7)} ${m((r) => r.cpuMsPerGiB)
+        .toFixed(0)
+        .padStart(12)} ${(m((r) => r.cpuShare) * 100).toFixed(0).padStart(9)}% ` +
+        `${(m((r) => r.bufferBytesPerGiB) / 2 ** 20).toFixed(1).padStart(14)} MiB ${(m((r) => r.heapBytesPerGiB) / 2 ** 20).toFixed(1).padStart(11)} MiB ${m((r) => r.gcs)
+          .toFixed(0)
+          .padStart(5)}`,
     );
   }
 }

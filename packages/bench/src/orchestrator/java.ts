@@ -77,7 +77,23 @@ export async function runBenchJava(
 ): Promise<BenchJavaRun> {
   const dir = await classes(target);
   const label = `BenchJava consume ${o.topic}`;
-  const args = ['consume', '--bootstrap', target.bootstrap, '--topic', o.topic, '--partitions', String(o.partitions), '--records', String(o.records), '--warmup', String(o.warmup), '--passes', String(o.passes), '--touch', o.touch];
+  const args = [
+    'consume',
+    '--bootstrap',
+    target.bootstrap,
+    '--topic',
+    o.topic,
+    '--partitions',
+    String(o.partitions),
+    '--records',
+    String(o.records),
+    '--warmup',
+    String(o.warmup),
+    '--passes',
+    String(o.passes),
+    '--touch',
+    o.touch,
+  ];
   for (const [k, v] of Object.entries(o.props ?? {})) args.push('--prop', `${k}=${v}`);
   const r = await sampled(label, () => runTool(target.dist, 'BenchJava', args, { extraClasspath: [dir], heapMb: 1024, label, timeoutMs: 900_000 }));
   const passes: JavaPass[] = [];
@@ -90,12 +106,17 @@ export async function runBenchJava(
 /** Loads `records` keyed records with two headers each (BenchJava produce). */
 export async function produceKeyed(target: KafkaTarget, o: { topic: string; records: number; recordSize: number; compression: string }): Promise<{ seconds: number }> {
   const dir = await classes(target);
-  const r = await runTool(target.dist, 'BenchJava', ['produce', '--bootstrap', target.bootstrap, '--topic', o.topic, '--records', String(o.records), '--size', String(o.recordSize), '--compression', o.compression], {
-    extraClasspath: [dir],
-    heapMb: 1024,
-    label: `BenchJava produce ${o.topic}`,
-    timeoutMs: 900_000,
-  });
+  const r = await runTool(
+    target.dist,
+    'BenchJava',
+    ['produce', '--bootstrap', target.bootstrap, '--topic', o.topic, '--records', String(o.records), '--size', String(o.recordSize), '--compression', o.compression],
+    {
+      extraClasspath: [dir],
+      heapMb: 1024,
+      label: `BenchJava produce ${o.topic}`,
+      timeoutMs: 900_000,
+    },
+  );
   if (r.code !== 0) throw new Error(`BenchJava produce exited with ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
   const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
   return line ? (JSON.parse(line) as { seconds: number }) : { seconds: r.ms / 1000 };

@@ -59,7 +59,10 @@ function nodeGyp(): string[] {
 
 /** The loaded build's librdkafka version and features, or the first line that says why it does not load. */
 function probe(nodePath: string, dir: string): { librdkafka: string; features: string[] } | string {
-  const r = spawnSync(nodePath, ['-e', `const K = require(${JSON.stringify(dir)}); console.log(JSON.stringify({ librdkafka: K.librdkafkaVersion, features: K.features }))`], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(nodePath, ['-e', `const K = require(${JSON.stringify(dir)}); console.log(JSON.stringify({ librdkafka: K.librdkafkaVersion, features: K.features }))`], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (r.status === 0) {
     try {
       return JSON.parse(r.stdout.trim().split('\n').pop()!) as { librdkafka: string; features: string[] };
@@ -78,7 +81,7 @@ const ZSTD_FIX = 'apt-get install -y libzstd-dev, then delete .cache/node-rdkafk
 function installZstd(log: (line: string) => void): string | null {
   if (existsSync(ZSTD_HEADER)) return null;
   if (process.getuid?.() !== 0 || spawnSync('apt-get', ['--version']).status !== 0) return `libzstd-dev is not installed and the bench cannot install it (not root, or no apt-get): ${ZSTD_FIX}`;
-  log('installing Debian\'s libzstd-dev (librdkafka reads zstd batches with it): apt-get install -y libzstd-dev');
+  log("installing Debian's libzstd-dev (librdkafka reads zstd batches with it): apt-get install -y libzstd-dev");
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   let r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'libzstd-dev'], { env, encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) {

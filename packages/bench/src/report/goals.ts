@@ -45,7 +45,16 @@ function ratioGoal(
     measured.push(`${sid}: ${describe(r)}${best && best.client !== peer ? ` (against ${best.label})` : ''}`);
     if (worst === null || r < worst) worst = r;
   }
-  const goal: GoalResult = { id, text, measured: measured.join('; ') || 'not measured', value: worst === null ? null : Math.round(worst * 1000) / 1000, target, direction: 'min', met: null, scenarios: ids };
+  const goal: GoalResult = {
+    id,
+    text,
+    measured: measured.join('; ') || 'not measured',
+    value: worst === null ? null : Math.round(worst * 1000) / 1000,
+    target,
+    direction: 'min',
+    met: null,
+    scenarios: ids,
+  };
   if (worst === null) {
     goal.miss = ids.length ? `not evaluable: kwire or ${peer} not verified on ${missing.join(', ')}` : `no ${recordSize} B scenario in this run`;
     return goal;

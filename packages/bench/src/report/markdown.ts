@@ -53,12 +53,12 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     '## How to read this',
     '',
     '- **Steady state.** Every throughput client reads the whole topic several times in one process (Java: one JVM): a warm-up pass, not counted, then the measured passes, each with a consumer of its own (a fresh group where the library needs one). kcat, a C program with nothing to warm, runs once per process, a warm-up run first. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.',
-    '- **records/s** counts the fetch phase: from the moment the client has its partitions (assign() resolved; group joined for kafkajs and @platformatic/kafka; Java: its seekToBeginning) to the last record delivered. kcat has no assignment to time from: its figure runs from its start. **with join rec/s** counts from the consumer\'s creation (connect, metadata, group join) to the last record.',
-    '- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer\'s best setting in that scenario. The Java consumer runs with ConsumerPerformance\'s settings.',
+    "- **records/s** counts the fetch phase: from the moment the client has its partitions (assign() resolved; group joined for kafkajs and @platformatic/kafka; Java: its seekToBeginning) to the last record delivered. kcat has no assignment to time from: its figure runs from its start. **with join rec/s** counts from the consumer's creation (connect, metadata, group join) to the last record.",
+    "- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer's best setting in that scenario. The Java consumer runs with ConsumerPerformance's settings.",
     '- **Workloads.** Value-only scenarios (null keys, no headers) read each value and hash its length and first and last 8 bytes. **Full-touch** scenarios (`-full`) hold a 16-byte key and two headers per record, and every client reads the key, the value with every byte hashed, the headers, the offset and the timestamp.',
-    '- **x ceiling** divides by the transport ceiling of the same scenario: kwire\'s transport sending the same Fetch requests a consumer sends (Java\'s default sizes, one connection) and scanning batch headers only, nothing decoded; on compressed scenarios the decompressing ceiling also decompresses every batch. It is what this broker and machine deliver to one connection asking that way, not a bound on a client that asks differently.',
-    '- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM\'s process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process\'s maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8\'s used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution).',
-    '- **verified**: the client consumed exactly the expected records and its checksum of the values (value-only: length plus a hash of the first and last 8 bytes; full touch: a hash of key, every value byte, headers, offset and timestamp; order-independent) matches the one most clients agree on. Java computes the same digest. kcat prints each value\'s size: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.',
+    "- **x ceiling** divides by the transport ceiling of the same scenario: kwire's transport sending the same Fetch requests a consumer sends (Java's default sizes, one connection) and scanning batch headers only, nothing decoded; on compressed scenarios the decompressing ceiling also decompresses every batch. It is what this broker and machine deliver to one connection asking that way, not a bound on a client that asks differently.",
+    "- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM's process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process's maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8's used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution).",
+    "- **verified**: the client consumed exactly the expected records and its checksum of the values (value-only: length plus a hash of the first and last 8 bytes; full touch: a hash of key, every value byte, headers, offset and timestamp; order-independent) matches the one most clients agree on. Java computes the same digest. kcat prints each value's size: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.",
     '',
   );
 
@@ -110,7 +110,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       );
     }
     const ids = results.scenarios.filter((s) => s.kind === 'throughput').map((s) => s.id);
-    out.push('### Each peer at its best', '', 'Per scenario and peer: the setting that won (highest median records/s), the library\'s defaults, and kwire at its defaults against the winner.', '');
+    out.push('### Each peer at its best', '', "Per scenario and peer: the setting that won (highest median records/s), the library's defaults, and kwire at its defaults against the winner.", '');
     const peerRows: string[][] = [];
     for (const id of ids) {
       const kwire = rows.find((r) => r.scenario === id && r.client === 'kwire');
@@ -128,8 +128,18 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ]);
       }
     }
-    out.push(mdTable(['scenario', 'peer', 'best setting: records/s', 'defaults: records/s (platformatic: its default sizes, read_uncommitted)', 'kwire (defaults) records/s', 'kwire / best'], peerRows, [false, false, false, true, true, true]), '');
-    out.push('### kwire against the others (ratios of median records/s against each peer\'s best setting, same run)', '');
+    out.push(
+      mdTable(['scenario', 'peer', 'best setting: records/s', 'defaults: records/s (platformatic: its default sizes, read_uncommitted)', 'kwire (defaults) records/s', 'kwire / best'], peerRows, [
+        false,
+        false,
+        false,
+        true,
+        true,
+        true,
+      ]),
+      '',
+    );
+    out.push("### kwire against the others (ratios of median records/s against each peer's best setting, same run)", '');
     const pct = (r: number | null) => (r === null ? '-' : `${(r * 100).toFixed(0)}%`);
     out.push(
       mdTable(
@@ -156,7 +166,12 @@ export function markdownReport(results: BenchResults, analysis?: string): string
   const group = rows.filter((r) => r.kind === 'group');
   if (group.length) {
     const s = results.scenarios.find((x) => x.kind === 'group')!;
-    out.push('## Consumer group of 3', '', `${s.title}: three processes of the same client with one group id, started together; the time runs from the earliest start to the moment every partition's last record was delivered. Records/s = records / that time (group joins and rebalances included). CPU is the three processes together, RSS the largest of them.`, '');
+    out.push(
+      '## Consumer group of 3',
+      '',
+      `${s.title}: three processes of the same client with one group id, started together; the time runs from the earliest start to the moment every partition's last record was delivered. Records/s = records / that time (group joins and rebalances included). CPU is the three processes together, RSS the largest of them.`,
+      '',
+    );
     out.push(
       mdTable(
         ['client', 'records/s', 'spread (min-max)', 'seconds', 'CPU s (3 processes)', 'peak RSS MiB', 'records delivered twice', 'verified'],
@@ -179,7 +194,17 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     out.push(
       mdTable(
         ['client', 'p50 ms', 'p99 ms', 'p99 of each run', 'p999 ms', 'max ms', 'p99 with warm-up', 'records', 'verified'],
-        lat.map((r) => [r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), r.runsValues ? r.runsValues.map((v) => num(v, 2)).join(' / ') : '-', num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), verifiedCell(r)]),
+        lat.map((r) => [
+          r.label,
+          num(r.latency?.p50, 2),
+          num(r.latency?.p99, 2),
+          r.runsValues ? r.runsValues.map((v) => num(v, 2)).join(' / ') : '-',
+          num(r.latency?.p999, 2),
+          num(r.latency?.max, 2),
+          num(r.latency?.p99All, 2),
+          int(r.latency?.count),
+          verifiedCell(r),
+        ]),
         [false, true, true, false, true, true, true, true, false],
       ),
       '',
@@ -195,21 +220,47 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       `${s.title}: a fresh group of one member each time; from subscribe (kwire: createConsumer + subscribe; kafkajs: connect + subscribe + run; platformatic: new Consumer + consume; node-rdkafka: connect + subscribe + consume) to the first record delivered. The Java figure is ConsumerPerformance's rebalance.time.ms: subscribe to partitions assigned, without the first fetch.`,
       '',
     );
-    out.push(mdTable(['client', 'median ms', 'each run ms', 'repetitions', 'verified'], reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), r.runsValues ? r.runsValues.map((v) => num(v, 0)).join(' / ') : '-', String(r.repetitions), verifiedCell(r)]), [false, true, false, true, false]), '');
+    out.push(
+      mdTable(
+        ['client', 'median ms', 'each run ms', 'repetitions', 'verified'],
+        reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), r.runsValues ? r.runsValues.map((v) => num(v, 0)).join(' / ') : '-', String(r.repetitions), verifiedCell(r)]),
+        [false, true, false, true, false],
+      ),
+      '',
+    );
   }
 
   const soak = rows.filter((r) => r.kind === 'soak');
   if (soak.length) {
     const s = results.scenarios.find((x) => x.kind === 'soak')!;
     out.push('## RSS over a long run', '', `${s.title}: kwire reads the same topic ${s.passes} times over (seeking back to the start), RSS read at the end of each pass.`, '');
-    out.push(mdTable(['client', 'RSS by pass (MiB)', 'records/s', 'peak RSS MiB', 'verified'], soak.map((r) => [r.label, (r.rssByPassMb ?? []).join(', '), int(r.recordsPerSec), num(r.peakRssMb, 0), verifiedCell(r)]), [false, false, true, true, false]), '');
+    out.push(
+      mdTable(
+        ['client', 'RSS by pass (MiB)', 'records/s', 'peak RSS MiB', 'verified'],
+        soak.map((r) => [r.label, (r.rssByPassMb ?? []).join(', '), int(r.recordsPerSec), num(r.peakRssMb, 0), verifiedCell(r)]),
+        [false, false, true, true, false],
+      ),
+      '',
+    );
   }
 
   if (results.profiles.length) {
-    out.push('## Where kwire\'s time goes (CPU profiles)', '');
+    out.push("## Where kwire's time goes (CPU profiles)", '');
     for (const p of results.profiles) {
-      out.push(`### ${p.scenario}`, '', `\`${p.file}\`, ${int(p.totalMs)} ms of samples${p.fetchPhaseOnly ? ' in the fetch phase (start-up and module loading left out)' : ''}, idle excluded. Top functions by self time:`, '');
-      out.push(mdTable(['function', 'where', 'self ms', '%'], p.top.map((t) => [t.name, t.where, num(t.selfMs, 1), num(t.percent, 1)]), [false, false, true, true]), '');
+      out.push(
+        `### ${p.scenario}`,
+        '',
+        `\`${p.file}\`, ${int(p.totalMs)} ms of samples${p.fetchPhaseOnly ? ' in the fetch phase (start-up and module loading left out)' : ''}, idle excluded. Top functions by self time:`,
+        '',
+      );
+      out.push(
+        mdTable(
+          ['function', 'where', 'self ms', '%'],
+          p.top.map((t) => [t.name, t.where, num(t.selfMs, 1), num(t.percent, 1)]),
+          [false, false, true, true],
+        ),
+        '',
+      );
     }
   }
   if (analysis?.trim()) out.push('## Analysis', '', analysis.trim(), '');

@@ -57,7 +57,9 @@ export function consoleReport(results: BenchResults): string {
   const rows = results.results;
   const tp = rows.filter((r) => r.kind === 'throughput');
   if (tp.length) {
-    out.push('Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after a warm-up one; spread = (max - min) / median)');
+    out.push(
+      'Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after a warm-up one; spread = (max - min) / median)',
+    );
     out.push(textTable(THROUGHPUT_HEADERS, tp.map(throughputCells), [false, false, true, true, true, true, true, true, true, true, true, true, false]));
   }
   const group = rows.filter((r) => r.kind === 'group');
@@ -77,7 +79,17 @@ export function consoleReport(results: BenchResults): string {
     out.push(
       textTable(
         ['scenario', 'client', 'p50', 'p99', 'p999', 'max', 'p99 w/ warm-up', 'records', 'verified'],
-        lat.map((r) => [r.scenario, r.label, num(r.latency?.p50, 2), num(r.latency?.p99, 2), num(r.latency?.p999, 2), num(r.latency?.max, 2), num(r.latency?.p99All, 2), int(r.latency?.count), status(r)]),
+        lat.map((r) => [
+          r.scenario,
+          r.label,
+          num(r.latency?.p50, 2),
+          num(r.latency?.p99, 2),
+          num(r.latency?.p999, 2),
+          num(r.latency?.max, 2),
+          num(r.latency?.p99All, 2),
+          int(r.latency?.count),
+          status(r),
+        ]),
         [false, false, true, true, true, true, true, true, false],
       ),
     );
@@ -85,12 +97,24 @@ export function consoleReport(results: BenchResults): string {
   const reb = rows.filter((r) => r.kind === 'rebalance');
   if (reb.length) {
     out.push('', 'Rebalance (fresh group: subscribe to first record, ms; Java: its rebalance.time.ms)');
-    out.push(textTable(['scenario', 'client', 'median ms', 'runs', 'verified'], reb.map((r) => [r.scenario, r.label, num(r.joinToFirstRecordMs, 0), String(r.repetitions), status(r)]), [false, false, true, true, false]));
+    out.push(
+      textTable(
+        ['scenario', 'client', 'median ms', 'runs', 'verified'],
+        reb.map((r) => [r.scenario, r.label, num(r.joinToFirstRecordMs, 0), String(r.repetitions), status(r)]),
+        [false, false, true, true, false],
+      ),
+    );
   }
   const soak = rows.filter((r) => r.kind === 'soak');
   if (soak.length) {
     out.push('', 'RSS soak (kwire, the same topic read pass after pass)');
-    out.push(textTable(['scenario', 'client', 'RSS by pass MiB', 'records/s', 'verified'], soak.map((r) => [r.scenario, r.label, (r.rssByPassMb ?? []).join(' '), int(r.recordsPerSec), status(r)]), [false, false, false, true, false]));
+    out.push(
+      textTable(
+        ['scenario', 'client', 'RSS by pass MiB', 'records/s', 'verified'],
+        soak.map((r) => [r.scenario, r.label, (r.rssByPassMb ?? []).join(' '), int(r.recordsPerSec), status(r)]),
+        [false, false, false, true, false],
+      ),
+    );
   }
   const failed = rows.filter((r) => r.status === 'failed');
   if (failed.length) {

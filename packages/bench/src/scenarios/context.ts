@@ -68,7 +68,26 @@ export function availableClients(ctx: Ctx, s: ScenarioInfo, all: readonly string
 }
 
 export function skippedRun(s: ScenarioInfo, client: string, reason: string): RunRecord {
-  return { scenario: s.id, client, rep: 0, status: 'skipped', reason, records: null, expectedRecords: s.records, bytes: null, checksum: null, recordsPerSec: null, mbPerSec: null, fetchSeconds: null, totalSeconds: null, totalRecordsPerSec: null, cpuSeconds: null, peakRssMb: null, gcMs: null, maxEventLoopStallMs: null };
+  return {
+    scenario: s.id,
+    client,
+    rep: 0,
+    status: 'skipped',
+    reason,
+    records: null,
+    expectedRecords: s.records,
+    bytes: null,
+    checksum: null,
+    recordsPerSec: null,
+    mbPerSec: null,
+    fetchSeconds: null,
+    totalSeconds: null,
+    totalRecordsPerSec: null,
+    cpuSeconds: null,
+    peakRssMb: null,
+    gcMs: null,
+    maxEventLoopStallMs: null,
+  };
 }
 
 export function failedRun(s: ScenarioInfo, client: string, rep: number, reason: string): RunRecord {

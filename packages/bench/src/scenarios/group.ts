@@ -144,4 +144,3 @@ function mergeGroup(s: ScenarioInfo, client: string, rep: number, reports: Clien
   else if (!complete) Object.assign(run, { status: 'failed', reason: 'a partition was never completed' });
   return run;
 }
-

@@ -31,7 +31,16 @@ async function latencyRun(ctx: Ctx, s: ScenarioInfo, client: string): Promise<Ru
   const child = spawnNodeClient({
     node: ctx.node.path,
     client,
-    options: { bootstrap: ctx.target.bootstrap, topic, partitions: s.partitions, records: s.records, mode: 'latency', warmupMs: 2_000, idleTimeoutMs: 60_000, ...(client === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}) },
+    options: {
+      bootstrap: ctx.target.bootstrap,
+      topic,
+      partitions: s.partitions,
+      records: s.records,
+      mode: 'latency',
+      warmupMs: 2_000,
+      idleTimeoutMs: 60_000,
+      ...(client === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}),
+    },
     timeoutMs: 600_000,
     onMessage: (m) => {
       if (m.ev === 'ready') ready();
@@ -54,4 +63,3 @@ async function latencyRun(ctx: Ctx, s: ScenarioInfo, client: string): Promise<Ru
     child.child.kill('SIGKILL');
   }
 }
-

@@ -17,7 +17,13 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
   step(ctx, `${s.id}: CPU profile of kwire (node --cpu-prof) into ${join(dir, name)}`);
   try {
     const options: ClientOptions = { bootstrap: ctx.target.bootstrap, topic: loaded.topic, partitions: s.partitions, records: s.records, mode: 'throughput', idleTimeoutMs: 30_000 };
-    const r = await spawnNodeClient({ node: ctx.node.path, client: 'kwire', options, nodeFlags: ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', dir, '--cpu-prof-name', name], timeoutMs: 600_000 }).done;
+    const r = await spawnNodeClient({
+      node: ctx.node.path,
+      client: 'kwire',
+      options,
+      nodeFlags: ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', dir, '--cpu-prof-name', name],
+      timeoutMs: 600_000,
+    }).done;
     if (r.records !== s.records) throw new Error(`profiled run consumed ${r.records} records`);
     const profile = JSON.parse(readFileSync(join(dir, name), 'utf8')) as Parameters<typeof summarizeProfile>[0];
     // Only the fetch phase: Node's start-up and module loading are a large share of a short run.
@@ -25,7 +31,12 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
     let summary = summarizeProfile(profile, s.id, `results/profiles/${name}`, 15, window);
     if (window && summary.totalMs === 0) summary = summarizeProfile(profile, s.id, `results/profiles/${name}`, 15);
     else if (window) summary.fetchPhaseOnly = true;
-    ctx.progress.log(`  top: ${summary.top.slice(0, 5).map((t) => `${t.name} ${t.percent}%`).join(', ')}`);
+    ctx.progress.log(
+      `  top: ${summary.top
+        .slice(0, 5)
+        .map((t) => `${t.name} ${t.percent}%`)
+        .join(', ')}`,
+    );
     return summary;
   } catch (err) {
     ctx.progress.log(`  profile failed: ${(err as Error).message}`);

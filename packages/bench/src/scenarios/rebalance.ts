@@ -23,7 +23,16 @@ export async function rebalanceScenario(ctx: Ctx, s: ScenarioInfo): Promise<void
           delete run.reason;
           if (j.result.records < 1) Object.assign(run, { status: 'failed', reason: 'no record consumed' });
         } else {
-          const options: ClientOptions = { bootstrap: ctx.target.bootstrap, topic: loaded.topic, partitions: s.partitions, records: 1, mode: 'rebalance', groupId: `bench-rebalance-${client}-${Date.now().toString(36)}`, idleTimeoutMs: 60_000, ...(client === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}) };
+          const options: ClientOptions = {
+            bootstrap: ctx.target.bootstrap,
+            topic: loaded.topic,
+            partitions: s.partitions,
+            records: 1,
+            mode: 'rebalance',
+            groupId: `bench-rebalance-${client}-${Date.now().toString(36)}`,
+            idleTimeoutMs: 60_000,
+            ...(client === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}),
+          };
           const r = await spawnNodeClient({ node: ctx.node.path, client, options, timeoutMs: 120_000 }).done;
           run = { ...fromReport(s, client, rep, r, r.records), recordsPerSec: null, mbPerSec: null, totalRecordsPerSec: null, checksum: null, joinToFirstRecordMs: r.joinToFirstRecordMs ?? null };
           if (r.records < 1 || r.error) Object.assign(run, { status: 'failed', reason: r.error ?? 'no record delivered' });
@@ -36,4 +45,3 @@ export async function rebalanceScenario(ctx: Ctx, s: ScenarioInfo): Promise<void
     }
   }
 }
-

@@ -17,7 +17,18 @@ export async function soakScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {
       client: 'kwire',
       options: { bootstrap: ctx.target.bootstrap, topic: loaded.topic, partitions: s.partitions, records: s.records, passes },
       timeoutMs: 900_000,
-    }).done) as unknown as { records: number; bytes: number; seconds: number; recordsPerSec: number; mbPerSec: number; cpuSeconds: number; peakRssMb: number; rssByPassMb: number[]; gcMs: number; steadyMaxEventLoopStallMs: number | null };
+    }).done) as unknown as {
+      records: number;
+      bytes: number;
+      seconds: number;
+      recordsPerSec: number;
+      mbPerSec: number;
+      cpuSeconds: number;
+      peakRssMb: number;
+      rssByPassMb: number[];
+      gcMs: number;
+      steadyMaxEventLoopStallMs: number | null;
+    };
     run = {
       scenario: s.id,
       client: 'kwire',
@@ -47,4 +58,3 @@ export async function soakScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {
   ctx.runs.push(run);
   ctx.progress.log(`  ${run.status === 'ok' ? `RSS by pass ${run.rssByPassMb?.join(', ')} MiB, ${int(run.recordsPerSec)} records/s` : describe(run)}`);
 }
-

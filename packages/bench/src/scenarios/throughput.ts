@@ -56,7 +56,9 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
     step(ctx, `${s.id}: heap bytes per record, ${label(client)}`);
     const a = await allocRun(ctx, s, loaded, v);
     ctx.allocs.push(a);
-    progress.log(`  ${a.allocBytesPerRecord === null ? `not measured: ${a.reason ?? ''}` : `${a.allocBytesPerRecord} B of heap per record (window of ${int(a.windowRecords)} records, ${a.collections} collections inside)`}`);
+    progress.log(
+      `  ${a.allocBytesPerRecord === null ? `not measured: ${a.reason ?? ''}` : `${a.allocBytesPerRecord} B of heap per record (window of ${int(a.windowRecords)} records, ${a.collections} collections inside)`}`,
+    );
   }
 }
 
@@ -181,7 +183,6 @@ async function kcatRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
   }
   return runs;
 }
-
 
 async function allocRun(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: ClientVariant): Promise<AllocRecord> {
   const options: ClientOptions = {

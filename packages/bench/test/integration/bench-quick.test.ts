@@ -40,7 +40,11 @@ test('--quick: every client present verified; results.json, --json, report.md an
   const failed = ran.filter((r) => !r.verified).map((r) => `${r.scenario} ${r.client}: ${r.reason}`);
   assert.equal(failed, [], 'every client that ran is verified');
   // Every kind of run is there, and the clients this machine has.
-  for (const kind of ['throughput', 'group', 'latency', 'rebalance', 'soak']) assert.ok(ran.some((r) => r.kind === kind), kind);
+  for (const kind of ['throughput', 'group', 'latency', 'rebalance', 'soak'])
+    assert.ok(
+      ran.some((r) => r.kind === kind),
+      kind,
+    );
   const clients = new Set(ran.filter((r) => r.kind === 'throughput').map((r) => r.client));
   for (const c of ['kwire', 'kwire-nocrc', 'kafkajs', 'java', 'ceiling']) assert.ok(clients.has(c), c);
   for (const c of results.clients) if (!c.available) console.log(`  skipped: ${c.label}: ${c.reason}`);

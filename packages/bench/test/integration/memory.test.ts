@@ -39,15 +39,23 @@ test('RSS stays flat over 3.5 GB of 1 KB records; bytes allocated per record', a
   const rss: number[] = r.rssByPassMb;
   const settled = rss[1]!;
   const worst = Math.max(...rss.slice(1));
-  console.log(`  kwire: ${(r.bytes / 2 ** 30).toFixed(2)} GiB in ${r.seconds} s (${r.recordsPerSec} records/s, ${r.mbPerSec} MiB/s), CPU ${r.cpuSeconds} s, GC ${r.gcMs} ms in ${r.gcCount} collections`);
+  console.log(
+    `  kwire: ${(r.bytes / 2 ** 30).toFixed(2)} GiB in ${r.seconds} s (${r.recordsPerSec} records/s, ${r.mbPerSec} MiB/s), CPU ${r.cpuSeconds} s, GC ${r.gcMs} ms in ${r.gcCount} collections`,
+  );
   console.log(`  RSS by pass (MiB): ${rss.join(', ')}; peak ${r.peakRssMb} MiB`);
-  console.log(`  event-loop delay at full speed (after the first pass): max ${r.steadyMaxEventLoopStallMs} ms, p99 ${r.steadyP99EventLoopDelayMs} ms; whole run with start-up: max ${r.maxEventLoopStallMs} ms`);
+  console.log(
+    `  event-loop delay at full speed (after the first pass): max ${r.steadyMaxEventLoopStallMs} ms, p99 ${r.steadyP99EventLoopDelayMs} ms; whole run with start-up: max ${r.maxEventLoopStallMs} ms`,
+  );
   // Flat: after the first pass has warmed the pools, later passes do not grow (10% + 32 MiB slack
   // for allocator noise; a leak of even 100 bytes per record would add 170 MiB per pass here).
   assert.ok(worst <= settled * 1.1 + 32, `RSS grew from ${settled} MiB to ${worst} MiB`);
   assert.ok(r.peakRssMb < 700, `peak RSS ${r.peakRssMb} MiB`);
 
-  const a = await client({ bootstrap: kafka.bootstrap, topic, partitions: PARTITIONS, records: 20_000, passes: 1, allocWindow: 50_000 }, ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128']);
+  const a = await client({ bootstrap: kafka.bootstrap, topic, partitions: PARTITIONS, records: 20_000, passes: 1, allocWindow: 50_000 }, [
+    '--expose-gc',
+    '--min-semi-space-size=128',
+    '--max-semi-space-size=128',
+  ]);
   assert.ok(typeof a.allocBytesPerRecord === 'number', 'a GC-free window was found');
   console.log(`  heap allocated per record (GC-free window of 50,000 records): ${a.allocBytesPerRecord} B`);
   assert.ok(a.allocBytesPerRecord < 2_000, `${a.allocBytesPerRecord} B per 1 KB record: values must not be copied`);

@@ -206,7 +206,7 @@ test('console table, JSON, Markdown and SVG from a fixed result', () => {
   assert.not.match(svg, /[<>]\s*[<>]&(?!amp;|lt;|gt;|quot;)/);
 });
 
-test('each peer at its best: the family\'s fastest verified variant, ratios against it; spread', () => {
+test("each peer at its best: the family's fastest verified variant, ratios against it; spread", () => {
   const { runs } = fixture();
   runs.push(run('100B-12p-none', 'platformatic@1MiB', 0, 1_800_000), run('100B-12p-none', 'platformatic@4MiB', 0, 400_000, { status: 'failed', reason: 'short' }));
   const rows = summarize(runs, [], scenarios);
@@ -241,7 +241,17 @@ test('full-touch record hash: every value byte counts, header order does not', (
 });
 
 test('textTable pads and right-aligns', () => {
-  assert.is(textTable(['a', 'n'], [['x', '1'], ['yy', '100']], [false, true]), 'a     n\n--  ---\nx     1\nyy  100');
+  assert.is(
+    textTable(
+      ['a', 'n'],
+      [
+        ['x', '1'],
+        ['yy', '100'],
+      ],
+      [false, true],
+    ),
+    'a     n\n--  ---\nx     1\nyy  100',
+  );
 });
 
 test('kcat output: count and bytes of "%S\\n" lines; anything else is an error', () => {
@@ -304,16 +314,31 @@ test('CPU profile summary: self time by function, idle left out', () => {
 test('plans: full covers every size, partition count, codec and kind; quick is small', () => {
   const full = buildPlan('full');
   const tp = full.scenarios.filter((s) => s.kind === 'throughput');
-  assert.equal([...new Set(tp.map((s) => s.recordSize))].sort((a, b) => a - b), [100, 1024, 10240]);
-  assert.equal([...new Set(tp.map((s) => s.partitions))].sort((a, b) => a - b), [1, 12]);
+  assert.equal(
+    [...new Set(tp.map((s) => s.recordSize))].sort((a, b) => a - b),
+    [100, 1024, 10240],
+  );
+  assert.equal(
+    [...new Set(tp.map((s) => s.partitions))].sort((a, b) => a - b),
+    [1, 12],
+  );
   assert.equal([...new Set(tp.map((s) => s.compression))].sort(), ['lz4', 'none', 'zstd']);
-  for (const k of ['group', 'latency', 'rebalance', 'soak']) assert.ok(full.scenarios.some((s) => s.kind === k), k);
+  for (const k of ['group', 'latency', 'rebalance', 'soak'])
+    assert.ok(
+      full.scenarios.some((s) => s.kind === k),
+      k,
+    );
   // Steady state: a warm-up pass, then at least 5 measured ones; a full-touch scenario.
   assert.ok(tp.every((s) => s.repetitions >= 5 && s.warmupPasses === 1));
   assert.ok(tp.some((s) => s.touch === 'full'));
   const quick = buildPlan('quick');
   assert.ok(quick.scenarios.every((s) => s.repetitions === 1 && s.records <= 200_000));
-  for (const s of [...full.scenarios, ...quick.scenarios]) if (s.topicOf) assert.ok((s.topicOf === s.id ? [] : [...full.scenarios, ...quick.scenarios]).some((x) => x.id === s.topicOf), s.id);
+  for (const s of [...full.scenarios, ...quick.scenarios])
+    if (s.topicOf)
+      assert.ok(
+        (s.topicOf === s.id ? [] : [...full.scenarios, ...quick.scenarios]).some((x) => x.id === s.topicOf),
+        s.id,
+      );
 });
 
 test.run();

@@ -38,7 +38,13 @@ test('a topic replicated three times keeps serving after its leader is killed', 
   const victim = cluster.nodes.find((n) => n.nodeId === before[0]!.leader)!;
   await victim.kill();
   assert.not.ok(victim.running);
-  const survivors = { bootstrap: cluster.nodes.filter((n) => n !== victim).map((n) => `${n.host}:${n.port}`).join(','), dist: cluster.dist };
+  const survivors = {
+    bootstrap: cluster.nodes
+      .filter((n) => n !== victim)
+      .map((n) => `${n.host}:${n.port}`)
+      .join(','),
+    dist: cluster.dist,
+  };
   const consumed = await consumerPerformance(survivors, { topic: 'replicated', messages: 3_000, timeoutMs: 60_000 });
   assert.is(consumed.records, 3_000);
   // The controller moves leadership once the killed node's session expires: ask until it has.
@@ -47,7 +53,10 @@ test('a topic replicated three times keeps serving after its leader is killed', 
     await new Promise((r) => setTimeout(r, 1_000));
     after = await describeTopic(survivors, 'replicated');
   }
-  assert.ok(after.every((p) => p.leader !== victim.nodeId && p.leader > 0), `leadership moved off the killed node: ${JSON.stringify(after)}`);
+  assert.ok(
+    after.every((p) => p.leader !== victim.nodeId && p.leader > 0),
+    `leadership moved off the killed node: ${JSON.stringify(after)}`,
+  );
 
   await victim.start();
   assert.ok(victim.running);

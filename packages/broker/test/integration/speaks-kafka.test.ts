@@ -66,11 +66,16 @@ test('the broker answers a hand-written ApiVersions v3 request on raw TCP', asyn
   // The worked example of shared/docs/kafka-protocol.md section 1.7, correlation id 7.
   const request = Buffer.from(
     '00000023' + // size 35
-      '0012' + '0003' + '00000007' + // api key 18, version 3, correlation id 7
-      '0008' + Buffer.from('tsclient').toString('hex') + // client id: int16 length even in header v2
+      '0012' +
+      '0003' +
+      '00000007' + // api key 18, version 3, correlation id 7
+      '0008' +
+      Buffer.from('tsclient').toString('hex') + // client id: int16 length even in header v2
       '00' + // header tagged fields
-      '09' + Buffer.from('ts-kafka').toString('hex') + // compact string, length + 1
-      '06' + Buffer.from('0.1.0').toString('hex') +
+      '09' +
+      Buffer.from('ts-kafka').toString('hex') + // compact string, length + 1
+      '06' +
+      Buffer.from('0.1.0').toString('hex') +
       '00', // body tagged fields
     'hex',
   );
@@ -124,7 +129,10 @@ test('the console consumer reads back every record value', async () => {
   const lines = await consoleConsumer(kafka, { topic, maxMessages: 20_000, idleTimeoutMs: 20_000 });
   assert.is(lines.length, 20_000);
   // ProducerPerformance values are 100 random capital letters.
-  assert.ok(lines.every((l) => /^[A-Z]{100}$/.test(l)), 'every line is one record value');
+  assert.ok(
+    lines.every((l) => /^[A-Z]{100}$/.test(l)),
+    'every line is one record value',
+  );
 });
 
 test.run();

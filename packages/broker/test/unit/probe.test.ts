@@ -38,7 +38,10 @@ test('the probe sends a well-formed ApiVersions v0 request and reads the ranges,
   let seen: Buffer | undefined;
   const { port, server } = await fakeBroker((request, socket) => {
     seen = request;
-    const answer = apiVersionsV0Answer(request.readInt32BE(8), 0, [[18, 0, 4], [1, 4, 17]]);
+    const answer = apiVersionsV0Answer(request.readInt32BE(8), 0, [
+      [18, 0, 4],
+      [1, 4, 17],
+    ]);
     // Dribble the answer out byte by byte: the probe must reassemble it.
     let i = 0;
     const drip = () => {

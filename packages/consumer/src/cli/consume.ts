@@ -183,9 +183,12 @@ export async function run(argv: string[]): Promise<number> {
         }, 500)
       : undefined;
     const idleTimer = Number.isFinite(idle)
-      ? setInterval(() => {
-          if (Date.now() - lastRecord > idle) void c.close();
-        }, Math.min(idle, 200))
+      ? setInterval(
+          () => {
+            if (Date.now() - lastRecord > idle) void c.close();
+          },
+          Math.min(idle, 200),
+        )
       : undefined;
     let interrupted = false;
     const stop = () => {
@@ -223,7 +226,9 @@ export async function run(argv: string[]): Promise<number> {
     process.removeListener('SIGTERM', stop);
     await consumer.close();
     const s = (performance.now() - started) / 1000;
-    process.stderr.write(`${progress ? '\n' : ''}kwire consume: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s, ${Math.round(records / Math.max(s, 0.001))} records/s${interrupted ? ' (interrupted)' : ''}\n`);
+    process.stderr.write(
+      `${progress ? '\n' : ''}kwire consume: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s, ${Math.round(records / Math.max(s, 0.001))} records/s${interrupted ? ' (interrupted)' : ''}\n`,
+    );
     return 0;
   } catch (err) {
     await consumer?.close().catch(() => {});
@@ -275,9 +280,12 @@ async function consumeShare(values: ShareArgs): Promise<number> {
     let valueBytes = 0;
     let lastRecord = Date.now();
     const idleTimer = Number.isFinite(idle)
-      ? setInterval(() => {
-          if (Date.now() - lastRecord > idle) void c.close();
-        }, Math.min(idle, 200))
+      ? setInterval(
+          () => {
+            if (Date.now() - lastRecord > idle) void c.close();
+          },
+          Math.min(idle, 200),
+        )
       : undefined;
     let interrupted = false;
     const stop = () => {

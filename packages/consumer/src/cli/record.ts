@@ -79,7 +79,9 @@ export async function run(argv: string[]): Promise<number> {
   await stopped;
   await proxy.stop();
   const s = proxy.stats;
-  log?.(`stopped: ${s.connections} connections, ${s.exchanges} exchanges, ${s.clientBytes} bytes from clients, ${s.brokerBytes} from brokers${s.blind ? `, ${s.blind} streams not indexed to the end` : ''}`);
+  log?.(
+    `stopped: ${s.connections} connections, ${s.exchanges} exchanges, ${s.clientBytes} bytes from clients, ${s.brokerBytes} from brokers${s.blind ? `, ${s.blind} streams not indexed to the end` : ''}`,
+  );
   const err = proxy.writer.error;
   if (err) {
     process.stderr.write(`kwire record: writing the capture failed: ${err.message}\n`);

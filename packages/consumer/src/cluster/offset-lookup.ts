@@ -30,7 +30,11 @@ export interface OffsetLookupOptions {
  * yet known) until `deadline`. A time with no record at or after it gives null, as Java's.
  * Under read_committed, the end of a partition is its last stable offset.
  */
-export async function lookUpOffsets(options: OffsetLookupOptions, wanted: ReadonlyMap<string, { tp: TopicPartition; timestamp: bigint }>, deadline: number): Promise<Map<string, OffsetAndTimestamp | null>> {
+export async function lookUpOffsets(
+  options: OffsetLookupOptions,
+  wanted: ReadonlyMap<string, { tp: TopicPartition; timestamp: bigint }>,
+  deadline: number,
+): Promise<Map<string, OffsetAndTimestamp | null>> {
   const { metadata, pool, logger } = options;
   const out = new Map<string, OffsetAndTimestamp | null>();
   let left = new Map(wanted);
@@ -98,7 +102,9 @@ export async function lookUpOffsets(options: OffsetLookupOptions, wanted: Readon
     left = retry;
     if (left.size === 0) break;
     if (Date.now() >= deadline) {
-      throw new RequestTimeoutError(`ListOffsets for ${[...left.values()].map((w) => `${w.tp.topic}-${w.tp.partition}`).join(', ')} not answered before the deadline${lastError ? `: ${lastError.message}` : ''}`);
+      throw new RequestTimeoutError(
+        `ListOffsets for ${[...left.values()].map((w) => `${w.tp.topic}-${w.tp.partition}`).join(', ')} not answered before the deadline${lastError ? `: ${lastError.message}` : ''}`,
+      );
     }
     logger.debug('ListOffsets retried', { partitions: left.size, attempt, error: lastError?.message });
     metadata.requestUpdate('ListOffsets: leaders moved or unknown');

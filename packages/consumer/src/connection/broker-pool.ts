@@ -169,11 +169,7 @@ export class BrokerPool {
       }
     }
     this.bootstrapNext = (this.bootstrapNext + 1) % n;
-    throw new ConnectionError(
-      this.bootstrapServers.map((s) => `${s.host}:${s.port}`).join(','),
-      `none of the bootstrap servers could be reached: ${failures.join('; ')}`,
-      { cause: last },
-    );
+    throw new ConnectionError(this.bootstrapServers.map((s) => `${s.host}:${s.port}`).join(','), `none of the bootstrap servers could be reached: ${failures.join('; ')}`, { cause: last });
   }
 
   /** A ready data connection with the fewest requests in flight, else a bootstrap connection. */

@@ -52,14 +52,7 @@ import {
 } from '@kwire/protocol';
 import { AuthenticationError, BrokerResponseError, ClosedError, ConnectionError, isKafkaError, RequestTimeoutError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import {
-  CLIENT_SOFTWARE_NAME,
-  CLIENT_SOFTWARE_VERSION,
-  resolveConnectionConfig,
-  validateAddress,
-  type ConnectionOptions,
-  type ResolvedConnectionConfig,
-} from './options.js';
+import { CLIENT_SOFTWARE_NAME, CLIENT_SOFTWARE_VERSION, resolveConnectionConfig, validateAddress, type ConnectionOptions, type ResolvedConnectionConfig } from './options.js';
 import { kafkaMechanismName, knownSecrets, principalHint, runSaslMechanism } from './sasl/index.js';
 import { describeBytes, foreignProtocol } from './sniff.js';
 import { FrameReader } from './socket-reader.js';
@@ -111,8 +104,7 @@ const TLS_TRUST_ERRORS = new Set([
 
 /** Socket failures during a TLS handshake that mean the peer does not speak TLS on this port. */
 const TLS_NOT_SPOKEN = new Set(['ECONNRESET', 'EPIPE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'ERR_SSL_HTTP_REQUEST']);
-const TLS_NOT_SPOKEN_HINT =
-  'the server does not complete a TLS handshake on this port: is it a PLAINTEXT or SASL_PLAINTEXT listener? remove `ssl`, or use the port of the broker\'s SSL listener';
+const TLS_NOT_SPOKEN_HINT = "the server does not complete a TLS handshake on this port: is it a PLAINTEXT or SASL_PLAINTEXT listener? remove `ssl`, or use the port of the broker's SSL listener";
 
 export type ConnectionState = 'connecting' | 'negotiating' | 'authenticating' | 'ready' | 'closing' | 'closed';
 
@@ -645,7 +637,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return writeRequestFrame(this.writer, api, version, correlationId, this.config.clientId, body);
   }
 
-
   /**
    * How large an answer to this request may be (item 1 of the hostile-peer rules: memory follows
    * what we asked for, not what a peer announces): a Fetch its own maxBytes plus the KIP-74
@@ -990,9 +981,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private hangUpHint(): string {
     if (this._state === 'connecting' && this.config.ssl) return ` during the TLS handshake: ${TLS_NOT_SPOKEN_HINT}`;
     if (this._state === 'negotiating') {
-      return this.config.ssl
-        ? ' before answering ApiVersions; check the host and port'
-        : ' before answering ApiVersions: if this is an SSL listener, set `ssl`; otherwise check the host and port';
+      return this.config.ssl ? ' before answering ApiVersions; check the host and port' : ' before answering ApiVersions: if this is an SSL listener, set `ssl`; otherwise check the host and port';
     }
     // A SASL listener answers ApiVersions, then hangs up on any other request before SaslHandshake.
     if (this.config.sasl === undefined && this.counters.responsesReceived <= 1 && this._state === 'ready' && this.inflight.length > 0) {
@@ -1025,7 +1014,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.throttleTimer = this.reauthTimer = this.closeTimer = undefined;
     this.reauthDue = false;
   }
-
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -1053,4 +1041,3 @@ export function decodeResponseBody<Res>(api: ApiDefinition<any, Res>, lease: Res
     throw toProtocolError(err).inApi(api.apiKey, `${api.name}Response`, lease.version);
   }
 }
-

@@ -361,7 +361,7 @@ export class Fetcher {
           const state = this.partitions.get(key);
           const asked = request.covered.get(key);
           // Not ours any more, sought since, or an answer for an offset we no longer want.
-          if (!state || !asked || generations.get(key) !== undefined && generations.get(key) !== state.generation || state.fetchPosition !== asked.fetchOffset) continue;
+          if (!state || !asked || (generations.get(key) !== undefined && generations.get(key) !== state.generation) || state.fetchPosition !== asked.fetchOffset) continue;
           state.highWatermark = pd.highWatermark;
           state.lastStableOffset = pd.lastStableOffset;
           state.logStartOffset = pd.logStartOffset;
@@ -474,7 +474,14 @@ export class Fetcher {
       state.stream.fail(state.error);
       return;
     }
-    logger.warn('offset out of range: resetting by auto.offset.reset', { topic: state.topic, partition: state.partition, offset: fetchOffset.toString(), to: config.autoOffsetReset, logStartOffset: state.logStartOffset.toString(), highWatermark: state.highWatermark.toString() });
+    logger.warn('offset out of range: resetting by auto.offset.reset', {
+      topic: state.topic,
+      partition: state.partition,
+      offset: fetchOffset.toString(),
+      to: config.autoOffsetReset,
+      logStartOffset: state.logStartOffset.toString(),
+      highWatermark: state.highWatermark.toString(),
+    });
     this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: fetchOffset, to: -1n, why: 'offset-out-of-range' });
     state.requestReset(config.autoOffsetReset);
     state.stream.dropPartition(state.key);
@@ -510,7 +517,14 @@ export class Fetcher {
       state.stream.fail(state.error);
       return;
     }
-    logger.warn('log truncation detected: going on from the first offset known to diverge', { topic: state.topic, partition: state.partition, position: position.toString(), divergentOffset: endOffset.toString(), epoch, source });
+    logger.warn('log truncation detected: going on from the first offset known to diverge', {
+      topic: state.topic,
+      partition: state.partition,
+      position: position.toString(),
+      divergentOffset: endOffset.toString(),
+      epoch,
+      source,
+    });
     state.stream.dropPartition(state.key);
     state.seek(endOffset, epoch);
     state.validation = 'none';
@@ -649,7 +663,12 @@ export class Fetcher {
             state.requestReset('latest');
             continue;
           }
-          logger.debug('offset reset', { topic: t.name, partition: r.partitionIndex, to: typeof state.reset === 'object' ? `time ${state.reset.timestamp}` : state.reset, offset: r.offset.toString() });
+          logger.debug('offset reset', {
+            topic: t.name,
+            partition: r.partitionIndex,
+            to: typeof state.reset === 'object' ? `time ${state.reset.timestamp}` : state.reset,
+            offset: r.offset.toString(),
+          });
           state.seek(r.offset);
         }
       }
@@ -673,7 +692,11 @@ export class Fetcher {
         this.options.pool
           .get({ host: broker.host, port: broker.port, nodeId: node })
           .then((conn) =>
-            conn.request<FetchRequest, FetchResponse>(Fetch, { maxWaitMs: 0, minBytes: 0, maxBytes: 1, isolationLevel: 0, sessionId: close.sessionId, sessionEpoch: close.sessionEpoch, topics: [], forgottenTopicsData: [] }, { timeoutMs: 1_000 }),
+            conn.request<FetchRequest, FetchResponse>(
+              Fetch,
+              { maxWaitMs: 0, minBytes: 0, maxBytes: 1, isolationLevel: 0, sessionId: close.sessionId, sessionEpoch: close.sessionEpoch, topics: [], forgottenTopicsData: [] },
+              { timeoutMs: 1_000 },
+            ),
           )
           .catch(() => {}),
       );

@@ -115,7 +115,6 @@ export class ClassicMembership extends MembershipLifecycle {
     }
   }
 
-
   /** Generation or member id reset: everything owned is lost (no commit), as Java's onJoinPrepare. */
   private async loseAll(why: string): Promise<void> {
     const owned = this.options.host.owned();
@@ -414,7 +413,11 @@ export class ClassicMembership extends MembershipLifecycle {
     let told = false;
     try {
       const conn = await coordinator.connection(deadline);
-      const res = await conn.request(LeaveGroup, { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] }, { timeoutMs: leaveTimeoutMs(config.requestTimeoutMs, deadline) });
+      const res = await conn.request(
+        LeaveGroup,
+        { groupId: this.groupId, members: [{ memberId: this.memberId, groupInstanceId: null, reason: why }] },
+        { timeoutMs: leaveTimeoutMs(config.requestTimeoutMs, deadline) },
+      );
       if (res.errorCode !== 0) this.log.warn('LeaveGroup failed', { groupId: this.groupId, error: errorFor(res.errorCode).name });
       else told = true;
     } catch (err) {

@@ -107,7 +107,13 @@ export class GroupManager implements MembershipHost {
       const matched = change.added.filter((t) => subscribed.has(t));
       const gone = change.removed.filter((t) => this.knownTopics.has(t));
       if (grown.length || matched.length || gone.length) {
-        const why = [grown.length && `partitions added to ${grown.join(', ')}`, matched.length && `new topics match the pattern: ${matched.join(', ')}`, gone.length && `topics deleted: ${gone.join(', ')}`].filter(Boolean).join('; ');
+        const why = [
+          grown.length && `partitions added to ${grown.join(', ')}`,
+          matched.length && `new topics match the pattern: ${matched.join(', ')}`,
+          gone.length && `topics deleted: ${gone.join(', ')}`,
+        ]
+          .filter(Boolean)
+          .join('; ');
         this.membership.rejoin(why);
       }
       this.knownTopics = subscribed;
@@ -247,7 +253,12 @@ export class GroupManager implements MembershipHost {
     if (partitions.some((p) => !metadata.topics.get(p.topic)?.partitions.length)) await metadata.refresh('new partitions assigned');
     const identity = this.membership.identity();
     const committed = identity
-      ? await this.offsets.fetch(partitions, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol })
+      ? await this.offsets.fetch(partitions, {
+          generationIdOrMemberEpoch: identity.generation,
+          memberId: identity.memberId,
+          groupInstanceId: identity.groupInstanceId,
+          consumerProtocol: identity.consumerProtocol,
+        })
       : new Map();
     for (const tp of partitions) {
       const key = tpKey(tp.topic, tp.partition);
@@ -356,7 +367,12 @@ export class GroupManager implements MembershipHost {
    */
   async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
     if ((offsets ?? this.pending()).length === 0) return;
-    while (this.committing) await withDeadline(this.committing.catch(() => {}), deadline, 'the commit before this one');
+    while (this.committing)
+      await withDeadline(
+        this.committing.catch(() => {}),
+        deadline,
+        'the commit before this one',
+      );
     // What is owned and finished is read after the commit before this one settled, not before:
     // auto-commits queued behind one that hung (an unreachable coordinator) would otherwise send,
     // once the member had lost those partitions and rejoined, the offsets they had then, and the
@@ -364,17 +380,29 @@ export class GroupManager implements MembershipHost {
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
     const identity = this.membership.identity();
-    if (!identity) throw new CommitFailedError(25, wanted.map((o) => ({ topic: o.topic, partition: o.partition })));
+    if (!identity)
+      throw new CommitFailedError(
+        25,
+        wanted.map((o) => ({ topic: o.topic, partition: o.partition })),
+      );
     const started = performance.now();
     this.committing = (async () => {
       try {
-        await this.offsets.commit(wanted, { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol }, deadline);
+        await this.offsets.commit(
+          wanted,
+          { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol },
+          deadline,
+        );
         for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
         const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
         this.options.meter.committed(committed, performance.now() - started);
         for (const i of this.options.config.interceptors) i.onCommit?.(committed);
       } catch (err) {
-        this.options.meter.committed(wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })), performance.now() - started, err as Error);
+        this.options.meter.committed(
+          wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })),
+          performance.now() - started,
+          err as Error,
+        );
         // A commit refused for a group reason means the membership is stale: rejoin. Unless the
         // membership has moved on since the commit was sent (a rebalance completed while it was
         // in flight): the refusal is about the old generation, and rejoining again would start

@@ -147,18 +147,22 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     }
     const pattern = host.subscribedPattern();
     const full = this.full;
-    const res = await withDeadline(conn.request(ConsumerGroupHeartbeat, {
-      groupId: config.groupId!,
-      memberId: version === 0 && !this.idFromServer ? '' : this.memberId,
-      memberEpoch: this.memberEpoch,
-      instanceId: full ? (config.groupInstanceId ?? null) : null,
-      rackId: full && config.clientRack ? config.clientRack : null,
-      rebalanceTimeoutMs: full ? config.maxPollIntervalMs : -1,
-      subscribedTopicNames: full ? (pattern !== null ? null : host.subscribedTopics()) : null,
-      subscribedTopicRegex: full && version >= 1 ? pattern : null,
-      serverAssignor: full ? (config.groupRemoteAssignor ?? null) : null,
-      topicPartitions: reportOwned ? [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })) : null,
-    }), deadline, 'ConsumerGroupHeartbeat');
+    const res = await withDeadline(
+      conn.request(ConsumerGroupHeartbeat, {
+        groupId: config.groupId!,
+        memberId: version === 0 && !this.idFromServer ? '' : this.memberId,
+        memberEpoch: this.memberEpoch,
+        instanceId: full ? (config.groupInstanceId ?? null) : null,
+        rackId: full && config.clientRack ? config.clientRack : null,
+        rebalanceTimeoutMs: full ? config.maxPollIntervalMs : -1,
+        subscribedTopicNames: full ? (pattern !== null ? null : host.subscribedTopics()) : null,
+        subscribedTopicRegex: full && version >= 1 ? pattern : null,
+        serverAssignor: full ? (config.groupRemoteAssignor ?? null) : null,
+        topicPartitions: reportOwned ? [...byTopic].map(([topicId, partitions]) => ({ topicId, partitions })) : null,
+      }),
+      deadline,
+      'ConsumerGroupHeartbeat',
+    );
     const code = res.errorCode;
     if (code === 0) {
       this.lastHeartbeatOk = Date.now();
@@ -238,7 +242,14 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
         const conn = await coordinator.connection(deadline);
         const res = await conn.request(
           ConsumerGroupHeartbeat,
-          { groupId: config.groupId!, memberId: this.memberId, memberEpoch: config.groupInstanceId ? -2 : -1, instanceId: config.groupInstanceId ?? null, topicPartitions: null, subscribedTopicNames: null },
+          {
+            groupId: config.groupId!,
+            memberId: this.memberId,
+            memberEpoch: config.groupInstanceId ? -2 : -1,
+            instanceId: config.groupInstanceId ?? null,
+            topicPartitions: null,
+            subscribedTopicNames: null,
+          },
           { timeoutMs: leaveTimeoutMs(config.requestTimeoutMs, deadline) },
         );
         told = res.errorCode === 0;

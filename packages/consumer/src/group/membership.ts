@@ -36,16 +36,7 @@ export interface MembershipHost {
   event(name: GroupEventName, detail: Record<string, unknown>): void;
 }
 
-export type GroupEventName =
-  | 'rebalance'
-  | 'joined'
-  | 'assigned'
-  | 'revoked'
-  | 'lost'
-  | 'left'
-  | 'poll-interval-exceeded'
-  | 'heartbeat-error'
-  | 'fatal';
+export type GroupEventName = 'rebalance' | 'joined' | 'assigned' | 'revoked' | 'lost' | 'left' | 'poll-interval-exceeded' | 'heartbeat-error' | 'fatal';
 
 /** The membership identity used by commits. */
 export interface GroupIdentity {

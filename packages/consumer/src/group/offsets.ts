@@ -159,7 +159,7 @@ export class OffsetStore {
       let retryCode: number | undefined;
       const failed = new Map<number, TopicPartition[]>();
       for (const t of res.topics) {
-        const name = version >= 10 ? this.metadata.topicNames.get(t.topicId) ?? t.topicId : t.name;
+        const name = version >= 10 ? (this.metadata.topicNames.get(t.topicId) ?? t.topicId) : t.name;
         for (const p of t.partitions) {
           if (p.errorCode === 0) continue;
           if (p.errorCode === COORDINATOR_LOADING || COORDINATOR_MOVED.has(p.errorCode)) retryCode = p.errorCode;

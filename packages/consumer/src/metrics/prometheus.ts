@@ -34,7 +34,12 @@ export function prometheusText(m: ConsumerMetrics, labels: Readonly<Record<strin
   metric('fetch_errors_total', 'counter', 'Fetches that failed.', [['', [], m.fetchErrors]]);
   metric('buffered_bytes', 'gauge', 'Fetched bytes not yet released by the application.', [['', [], m.bufferedBytes]]);
   metric('assigned_partitions', 'gauge', 'Partitions assigned.', [['', [], m.assignedPartitions]]);
-  metric('records_lag', 'gauge', 'Records between the position and the end of each partition.', Object.entries(m.recordsLag).map(([tp, lag]) => ['', splitTp(tp), lag]));
+  metric(
+    'records_lag',
+    'gauge',
+    'Records between the position and the end of each partition.',
+    Object.entries(m.recordsLag).map(([tp, lag]) => ['', splitTp(tp), lag]),
+  );
   metric('records_lag_max', 'gauge', 'The largest records_lag (-1 when none is known).', [['', [], m.recordsLagMax]]);
   summary('fetch_latency_ms', 'Fetch requests from send to answer.', m.fetchLatency);
   summary('record_broker_wait_ms', "From a record's timestamp to its arrival in kwire (per batch).", m.recordLatency.brokerWait);

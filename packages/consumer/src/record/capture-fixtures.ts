@@ -160,7 +160,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-4.4.0/group-rebalance',
-    description: 'Two console consumers of one classic group (range assignor): the second joins while the first runs, so the first learns of the rebalance from its heartbeat and rejoins; the leader assigns 4 partitions to 2 members; each leaves at the end.',
+    description:
+      'Two console consumers of one classic group (range assignor): the second joins while the first runs, so the first learns of the rebalance from its heartbeat and rejoins; the leader assigns 4 partitions to 2 members; each leaves at the end.',
     origin: 'peer',
     client: { ...java44, tools: ['ConsoleConsumer x2'] },
     cluster: 'main',
@@ -175,7 +176,10 @@ const SCENARIOS: Scenario[] = [
         topics: [{ name: topic, partitions: 4 }],
         records: [{ topic, count: records.length, records, fetched: 'all' }],
         groups: [{ groupId: 'rebalance-g', protocol: 'classic', members: 2, topics: [topic] }],
-        errors: [{ api: 'JoinGroup', error: 'MEMBER_ID_REQUIRED' }, { api: 'Heartbeat', error: 'REBALANCE_IN_PROGRESS' }],
+        errors: [
+          { api: 'JoinGroup', error: 'MEMBER_ID_REQUIRED' },
+          { api: 'Heartbeat', error: 'REBALANCE_IN_PROGRESS' },
+        ],
       };
     },
   },
@@ -201,7 +205,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-4.4.0/compression',
-    description: 'For each of gzip, snappy, lz4 and zstd: the console producer writes 10 records with that compression.type to a topic of its own, and a console consumer reads them back (Fetch responses holding batches of that codec).',
+    description:
+      'For each of gzip, snappy, lz4 and zstd: the console producer writes 10 records with that compression.type to a topic of its own, and a console consumer reads them back (Fetch responses holding batches of that codec).',
     origin: 'peer',
     client: { ...java44, tools: ['ConsoleProducer', 'ConsoleConsumer'] },
     cluster: 'main',
@@ -211,7 +216,12 @@ const SCENARIOS: Scenario[] = [
         const topic = `compressed-${codec}`;
         const records = Array.from({ length: 10 }, (_, i) => ({ value: `${codec} record ${i}: ${'compressible text '.repeat(8)}` }));
         await ctx.broker.createTopic(ctx.direct, { topic, partitions: 1 });
-        await consoleProduceCompressed(ctx, topic, records.map((r) => r.value), codec);
+        await consoleProduceCompressed(
+          ctx,
+          topic,
+          records.map((r) => r.value),
+          codec,
+        );
         await ctx.broker.consoleConsumer(ctx.via(ctx.dist44), { topic, partition: 0, maxMessages: records.length });
         facts.topics!.push({ name: topic, partitions: 1 });
         facts.records!.push({ topic, count: records.length, records, compression: codec, produced: true, fetched: 'all' });
@@ -221,7 +231,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-4.4.0/transactions',
-    description: 'A transactional KafkaProducer (packages/broker/java/KwireTransactions.java) writes three transactions of 3 records (keys, headers, a tombstone each) to one partition: committed, aborted, committed. Console consumers read the partition read_committed and read_uncommitted.',
+    description:
+      'A transactional KafkaProducer (packages/broker/java/KwireTransactions.java) writes three transactions of 3 records (keys, headers, a tombstone each) to one partition: committed, aborted, committed. Console consumers read the partition read_committed and read_uncommitted.',
     origin: 'peer',
     client: { ...java44, tools: ['KafkaProducer (KwireTransactions)', 'ConsoleConsumer'] },
     cluster: 'main',
@@ -235,20 +246,23 @@ const SCENARIOS: Scenario[] = [
       return {
         clientSoftware: [java44],
         topics: [{ name: topic, partitions: 1 }],
-        records: [{
-          topic,
-          count: written.records.length,
-          records: written.records.map(fact),
-          produced: true,
-          fetched: 'all',
-          transactions: { commitMarkers: 2, abortMarkers: 1, abortedRecords: written.aborted.map(fact), readCommitted: true },
-        }],
+        records: [
+          {
+            topic,
+            count: written.records.length,
+            records: written.records.map(fact),
+            produced: true,
+            fetched: 'all',
+            transactions: { commitMarkers: 2, abortMarkers: 1, abortedRecords: written.aborted.map(fact), readCommitted: true },
+          },
+        ],
       };
     },
   },
   {
     name: 'java-4.4.0/errors',
-    description: 'A console consumer subscribes to a topic that does not exist (auto-creation off): Metadata answers UNKNOWN_TOPIC_OR_PARTITION until it gives up. Another reads a 5-record partition from offset 100: OFFSET_OUT_OF_RANGE, then it resets to the earliest offset.',
+    description:
+      'A console consumer subscribes to a topic that does not exist (auto-creation off): Metadata answers UNKNOWN_TOPIC_OR_PARTITION until it gives up. Another reads a 5-record partition from offset 100: OFFSET_OUT_OF_RANGE, then it resets to the earliest offset.',
     origin: 'peer',
     client: { ...java44, tools: ['ConsoleConsumer'] },
     cluster: 'main',
@@ -263,7 +277,10 @@ const SCENARIOS: Scenario[] = [
         clientSoftware: [java44],
         topics: [{ name: topic, partitions: 1 }],
         records: [{ topic, count: records.length, records, fetched: 'all' }],
-        errors: [{ api: 'Metadata', error: 'UNKNOWN_TOPIC_OR_PARTITION' }, { api: 'Fetch', error: 'OFFSET_OUT_OF_RANGE' }],
+        errors: [
+          { api: 'Metadata', error: 'UNKNOWN_TOPIC_OR_PARTITION' },
+          { api: 'Fetch', error: 'OFFSET_OUT_OF_RANGE' },
+        ],
       };
     },
   },
@@ -294,7 +311,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-4.4.0/share',
-    description: 'A share group (KIP-932) of two Java console share consumers over a 2-partition topic of 12 keyed records written by the console producer: ShareGroupHeartbeat, ShareFetch with acknowledgements piggybacked, ShareAcknowledge when the consumers close; then ShareGroupCommand describes the group (ShareGroupDescribe). The group reads from the earliest offset (a group config set before, not recorded).',
+    description:
+      'A share group (KIP-932) of two Java console share consumers over a 2-partition topic of 12 keyed records written by the console producer: ShareGroupHeartbeat, ShareFetch with acknowledgements piggybacked, ShareAcknowledge when the consumers close; then ShareGroupCommand describes the group (ShareGroupDescribe). The group reads from the earliest offset (a group config set before, not recorded).',
     origin: 'peer',
     client: { ...java44, tools: ['ConsoleProducer', 'ConsoleShareConsumer x2', 'ShareGroupCommand'] },
     cluster: 'main',
@@ -318,7 +336,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'kwire/share-4.4.0',
-    description: "kwire's own share-group requests: ShareGroupHeartbeat v1, ShareGroupDescribe v1, ShareFetch v1 and v2 (record-limit acquire mode), ShareAcknowledge v1 and v2 (accept, release), with the Kafka 4.4.0 broker's responses. One member reads 10 records of a 2-partition topic, releases one acquisition once (redelivered with delivery count 2) and accepts every record. The requests are ours; the responses are the broker's.",
+    description:
+      "kwire's own share-group requests: ShareGroupHeartbeat v1, ShareGroupDescribe v1, ShareFetch v1 and v2 (record-limit acquire mode), ShareAcknowledge v1 and v2 (accept, release), with the Kafka 4.4.0 broker's responses. One member reads 10 records of a 2-partition topic, releases one acquisition once (redelivered with delivery count 2) and accepts every record. The requests are ours; the responses are the broker's.",
     origin: 'kwire',
     client: KWIRE,
     cluster: 'main',
@@ -335,7 +354,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-3.9.1/console-group',
-    description: 'The Java client of Kafka 3.9.1 against a 4.4.0 broker: the console producer writes 16 keyed records; two console consumers of one classic group read them, the second joining while the first runs (a rebalance).',
+    description:
+      'The Java client of Kafka 3.9.1 against a 4.4.0 broker: the console producer writes 16 keyed records; two console consumers of one classic group read them, the second joining while the first runs (a rebalance).',
     origin: 'peer',
     client: { ...java39, tools: ['ConsoleProducer', 'ConsoleConsumer x2'] },
     cluster: 'main',
@@ -356,7 +376,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'java-4.4.0-broker-3.9.1/console',
-    description: 'The Java client of Kafka 4.4.0 against a Kafka 3.9.1 broker (responses written by the older broker, versions negotiated down): the console producer writes 8 keyed records, a console consumer in a group reads them.',
+    description:
+      'The Java client of Kafka 4.4.0 against a Kafka 3.9.1 broker (responses written by the older broker, versions negotiated down): the console producer writes 8 keyed records, a console consumer in a group reads them.',
     origin: 'peer',
     client: { ...java44, tools: ['ConsoleProducer', 'ConsoleConsumer'] },
     cluster: 'old',
@@ -376,7 +397,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'kcat-1.7.1/produce-consume',
-    description: "Debian's kcat 1.7.1 (librdkafka 2.0.2): metadata listing, producing 6 keyed records, consuming them, and a balanced consumer group. librdkafka sends most APIs below the codec's version range (Metadata v4, Produce v7, Fetch v11, ...): those frames are skipped; ApiVersions v3 is in range.",
+    description:
+      "Debian's kcat 1.7.1 (librdkafka 2.0.2): metadata listing, producing 6 keyed records, consuming them, and a balanced consumer group. librdkafka sends most APIs below the codec's version range (Metadata v4, Produce v7, Fetch v11, ...): those frames are skipped; ApiVersions v3 is in range.",
     origin: 'peer',
     client: { name: 'kcat', version: '1.7.1 (librdkafka 2.0.2)', tools: ['kcat -L', 'kcat -P', 'kcat -C', 'kcat -G'] },
     cluster: 'main',
@@ -388,13 +410,16 @@ const SCENARIOS: Scenario[] = [
       const { lines } = keyed('kcat', 6);
       await kcat(['-b', ctx.bootstrap, '-P', '-t', topic, '-K', '\t'], `${lines.join('\n')}\n`);
       await kcat(['-b', ctx.bootstrap, '-C', '-t', topic, '-o', 'beginning', '-e', '-q']);
-      await kcat(['-b', ctx.bootstrap, '-G', 'kcat-g', topic, '-o', 'beginning', '-e', '-q', '-X', 'auto.offset.reset=earliest']).catch((err) => log(`  kcat -G: ${(err as Error).message.split('\n')[0]}`));
+      await kcat(['-b', ctx.bootstrap, '-G', 'kcat-g', topic, '-o', 'beginning', '-e', '-q', '-X', 'auto.offset.reset=earliest']).catch((err) =>
+        log(`  kcat -G: ${(err as Error).message.split('\n')[0]}`),
+      );
       return { clientSoftware: [{ name: 'librdkafka', version: '2.0.2' }] };
     },
   },
   {
     name: 'kwire/raw-4.4.0',
-    description: "kwire's own requests, one or more of every API and version in the codec's scope (including versions no current peer sends), with the Kafka 4.4.0 broker's responses: topics created, grown and deleted, records produced with each codec (and once with acks=0), fetched, offsets listed, classic groups with each embedded subscription/assignment version, offsets committed and fetched, KIP-848 heartbeats, SASL errors. The requests are ours; the responses are the broker's.",
+    description:
+      "kwire's own requests, one or more of every API and version in the codec's scope (including versions no current peer sends), with the Kafka 4.4.0 broker's responses: topics created, grown and deleted, records produced with each codec (and once with acks=0), fetched, offsets listed, classic groups with each embedded subscription/assignment version, offsets committed and fetched, KIP-848 heartbeats, SASL errors. The requests are ours; the responses are the broker's.",
     origin: 'kwire',
     client: KWIRE,
     cluster: 'main',
@@ -406,7 +431,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'kwire/not-coordinator-3nodes',
-    description: "kwire's own group requests on a cluster of three Kafka 4.4.0 brokers, sent to the brokers that are not the group's coordinator: NOT_COORDINATOR. The proxy gave each of the three brokers a listener of its own.",
+    description:
+      "kwire's own group requests on a cluster of three Kafka 4.4.0 brokers, sent to the brokers that are not the group's coordinator: NOT_COORDINATOR. The proxy gave each of the three brokers a listener of its own.",
     origin: 'kwire',
     client: KWIRE,
     cluster: 'three',
@@ -445,11 +471,12 @@ async function main(): Promise<number> {
     if (!c) {
       log(`starting the ${kind} cluster`);
       const config = { 'auto.create.topics.enable': 'false' };
-      c = kind === 'main'
-        ? await broker.startKafka({ version: '4.4.0', sasl: true, config, heapMb: 768, log })
-        : kind === 'three'
-          ? await broker.startKafka({ version: '4.4.0', nodes: 3, config, heapMb: 512, log })
-          : await broker.startKafka({ version: '3.9.1', config, heapMb: 512, log });
+      c =
+        kind === 'main'
+          ? await broker.startKafka({ version: '4.4.0', sasl: true, config, heapMb: 768, log })
+          : kind === 'three'
+            ? await broker.startKafka({ version: '4.4.0', nodes: 3, config, heapMb: 512, log })
+            : await broker.startKafka({ version: '3.9.1', config, heapMb: 512, log });
       clusters.set(kind, c);
     }
     return c;
@@ -500,7 +527,10 @@ async function main(): Promise<number> {
   }
   if (!existsSync(join(out, SUITE_FILE))) {
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, SUITE_FILE), `${JSON.stringify({ description: 'kwire conformance fixtures: every API and version of the codec must pass as a request and as a response.', requireFullCoverage: true }, null, 2)}\n`);
+    writeFileSync(
+      join(out, SUITE_FILE),
+      `${JSON.stringify({ description: 'kwire conformance fixtures: every API and version of the codec must pass as a request and as a response.', requireFullCoverage: true }, null, 2)}\n`,
+    );
   }
   log(`test-fixtures: ${(folderBytes(out) / 1024 / 1024).toFixed(2)} MiB`);
   return failed ? 1 : 0;

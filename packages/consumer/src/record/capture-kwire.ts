@@ -42,7 +42,11 @@ async function retry<T>(what: string, call: () => Promise<T>, errorOf: (res: T) 
 
 /** The coordinator of a group, connected (through the proxy: FindCoordinator answers are rewritten). */
 async function coordinator(client: RawClient, key: string, keyType = 0): Promise<RawClient> {
-  const res = await retry('FindCoordinator', () => client.call(ApiKey.FindCoordinator, 6, { keyType, coordinatorKeys: [key] }), (r) => r.coordinators[0].errorCode);
+  const res = await retry(
+    'FindCoordinator',
+    () => client.call(ApiKey.FindCoordinator, 6, { keyType, coordinatorKeys: [key] }),
+    (r) => r.coordinators[0].errorCode,
+  );
   const c = res.coordinators[0];
   if (c.errorCode !== 0) throw new Error(`FindCoordinator ${key}: error ${c.errorCode}`);
   return RawClient.connect(`${c.host}:${c.port}`, client.clientId);
@@ -53,7 +57,13 @@ function subscription(version: number, topic: string): Buffer {
   w.writeInt16(version);
   encodeConsumerProtocolSubscription(
     w,
-    { topics: [topic], userData: version === 1 ? Buffer.from('kwire') : null, ownedPartitions: version >= 1 ? [{ topic, partitions: [] }] : [], generationId: version >= 2 ? -1 : undefined, rackId: version >= 3 ? 'rack-a' : null },
+    {
+      topics: [topic],
+      userData: version === 1 ? Buffer.from('kwire') : null,
+      ownedPartitions: version >= 1 ? [{ topic, partitions: [] }] : [],
+      generationId: version >= 2 ? -1 : undefined,
+      rackId: version >= 3 ? 'rack-a' : null,
+    },
     version,
   );
   return Buffer.from(w.finish());
@@ -108,7 +118,10 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
     for (const v of range(9, 13)) {
       for (let attempt = 0; ; attempt++) {
         const res = await client.call(ApiKey.Metadata, v, {
-          topics: [{ topicId: ZERO_UUID, name: topic }, { topicId: ZERO_UUID, name: missing }],
+          topics: [
+            { topicId: ZERO_UUID, name: topic },
+            { topicId: ZERO_UUID, name: missing },
+          ],
           allowAutoTopicCreation: false,
           includeTopicAuthorizedOperations: v % 2 === 0,
         });
@@ -122,7 +135,11 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       }
     }
     errors.push({ api: 'Metadata', error: 'UNKNOWN_TOPIC_OR_PARTITION' });
-    for (const [v, name] of [[4, 'kw-c5'], [5, 'kw-c6'], [6, 'kw-c7']] as const) {
+    for (const [v, name] of [
+      [4, 'kw-c5'],
+      [5, 'kw-c6'],
+      [6, 'kw-c7'],
+    ] as const) {
       const res = await client.call(ApiKey.DeleteTopics, v, { topics: [{ name, topicId: ZERO_UUID }], topicNames: [name], timeoutMs: 30_000 });
       if (res.responses[0].errorCode !== 0) throw new Error(`DeleteTopics v${v}: ${res.responses[0].errorCode}`);
     }
@@ -135,7 +152,10 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       const batchRecords = range(0, 3).map((i) => ({
         key: `key-${v}-${i}`,
         value: i === 3 ? null : `value ${v}-${i} ${compression} `.repeat(4),
-        headers: [{ key: 'produce-version', value: String(v) }, { key: 'n', value: String(i) }],
+        headers: [
+          { key: 'produce-version', value: String(v) },
+          { key: 'n', value: String(i) },
+        ],
       }));
       for (const r of batchRecords) records.push({ key: r.key, value: r.value, headers: r.headers.map((h) => [h.key, h.value] as [string, string]) });
       const res = await client.call(ApiKey.Produce, v, {
@@ -148,9 +168,17 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       if (p.errorCode !== 0) throw new Error(`Produce v${v}: error ${p.errorCode} ${p.errorMessage}`);
     }
     {
-      const batch = [{ key: 'acks0-0', value: 'no response for this one' }, { key: 'acks0-1', value: 'nor for this one' }];
+      const batch = [
+        { key: 'acks0-0', value: 'no response for this one' },
+        { key: 'acks0-1', value: 'nor for this one' },
+      ];
       for (const r of batch) records.push({ key: r.key, value: r.value, headers: [] });
-      const { frame } = client.encode(ApiKey.Produce, 9, { transactionalId: null, acks: 0, timeoutMs: 30_000, topicData: [{ name: topic, partitionData: [{ index: 0, records: encodeRecordBatch(batch) }] }] });
+      const { frame } = client.encode(ApiKey.Produce, 9, {
+        transactionalId: null,
+        acks: 0,
+        timeoutMs: 30_000,
+        topicData: [{ name: topic, partitionData: [{ index: 0, records: encodeRecordBatch(batch) }] }],
+      });
       client.sendOnly(frame);
     }
 
@@ -165,7 +193,11 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
         });
       }
     }
-    const unknownPartition = await client.call(ApiKey.ListOffsets, 11, { replicaId: -1, topics: [{ name: topic, partitions: [{ partitionIndex: 99, currentLeaderEpoch: -1, timestamp: -1n }] }], timeoutMs: 10_000 });
+    const unknownPartition = await client.call(ApiKey.ListOffsets, 11, {
+      replicaId: -1,
+      topics: [{ name: topic, partitions: [{ partitionIndex: 99, currentLeaderEpoch: -1, timestamp: -1n }] }],
+      timeoutMs: 10_000,
+    });
     if (unknownPartition.topics[0].partitions[0].errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) throw new Error('ListOffsets partition 99: no UNKNOWN_TOPIC_OR_PARTITION');
     errors.push({ api: 'ListOffsets', error: 'UNKNOWN_TOPIC_OR_PARTITION' });
 
@@ -179,14 +211,20 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
         isolationLevel: v >= 16 ? 1 : 0,
         sessionId: 0,
         sessionEpoch: -1,
-        topics: [{ topic, topicId, partitions: range(0, 2).map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) }],
+        topics: [
+          { topic, topicId, partitions: range(0, 2).map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) },
+        ],
         forgottenTopicsData: [],
         rackId: '',
       });
       if (res.errorCode !== 0) throw new Error(`Fetch v${v}: error ${res.errorCode}`);
     }
     const oor = await client.call(ApiKey.Fetch, 18, {
-      maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionId: 0, sessionEpoch: -1,
+      maxWaitMs: 0,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      sessionId: 0,
+      sessionEpoch: -1,
       topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 1_000_000n, partitionMaxBytes: 1 << 20 }] }],
     });
     if (oor.responses[0].partitions[0].errorCode !== ErrorCode.OFFSET_OUT_OF_RANGE) throw new Error('Fetch past the end: no OFFSET_OUT_OF_RANGE');
@@ -205,16 +243,31 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       const embedded = jv - 6;
       const c = await coordinator(client, groupId);
       const join = {
-        groupId, sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 30_000, memberId: '', groupInstanceId: null, protocolType: 'consumer',
-        protocols: [{ name: 'range', metadata: subscription(embedded, topic) }], reason: 'kwire conformance capture',
+        groupId,
+        sessionTimeoutMs: 30_000,
+        rebalanceTimeoutMs: 30_000,
+        memberId: '',
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: subscription(embedded, topic) }],
+        reason: 'kwire conformance capture',
       };
-      const first = await retry('JoinGroup', () => c.call(ApiKey.JoinGroup, jv, join), (r) => r.errorCode);
+      const first = await retry(
+        'JoinGroup',
+        () => c.call(ApiKey.JoinGroup, jv, join),
+        (r) => r.errorCode,
+      );
       if (first.errorCode !== ErrorCode.MEMBER_ID_REQUIRED) throw new Error(`JoinGroup v${jv}: ${first.errorCode}, not MEMBER_ID_REQUIRED`);
       const joined = await c.call(ApiKey.JoinGroup, jv, { ...join, memberId: first.memberId });
       if (joined.errorCode !== 0) throw new Error(`JoinGroup v${jv}: ${joined.errorCode}`);
       const sv = jv <= 7 ? 4 : 5;
       const synced = await c.call(ApiKey.SyncGroup, sv, {
-        groupId, generationId: joined.generationId, memberId: first.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range',
+        groupId,
+        generationId: joined.generationId,
+        memberId: first.memberId,
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocolName: 'range',
         assignments: [{ memberId: first.memberId, assignment: assignment(embedded, topic, [0, 1, 2]) }],
       });
       if (synced.errorCode !== 0) throw new Error(`SyncGroup v${sv}: ${synced.errorCode}`);
@@ -230,10 +283,18 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
     for (const v of range(8, 10)) {
       const groupId = `kw-commits-${v}`;
       const c = await coordinator(client, groupId);
-      await retry('OffsetCommit', () => c.call(ApiKey.OffsetCommit, v, {
-        groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
-        topics: [{ name: topic, topicId, partitions: [{ partitionIndex: 1, committedOffset: BigInt(100 + v), committedLeaderEpoch: -1, committedMetadata: `m${v}` }] }],
-      }), (r) => r.topics[0].partitions[0].errorCode);
+      await retry(
+        'OffsetCommit',
+        () =>
+          c.call(ApiKey.OffsetCommit, v, {
+            groupId,
+            generationIdOrMemberEpoch: -1,
+            memberId: '',
+            groupInstanceId: null,
+            topics: [{ name: topic, topicId, partitions: [{ partitionIndex: 1, committedOffset: BigInt(100 + v), committedLeaderEpoch: -1, committedMetadata: `m${v}` }] }],
+          }),
+        (r) => r.topics[0].partitions[0].errorCode,
+      );
       await c.call(ApiKey.OffsetFetch, v, { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: [{ name: topic, topicId, partitionIndexes: [1, 2] }] }], requireStable: true });
       await c.close();
     }
@@ -243,7 +304,12 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       const groupId = `kw-848-${v}`;
       const c = await coordinator(client, groupId);
       const memberId = v >= 1 ? randomUuid() : '';
-      let res = await retry('ConsumerGroupHeartbeat', () => c.call(ApiKey.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [topic], serverAssignor: 'uniform', topicPartitions: [] }), (r) => r.errorCode);
+      let res = await retry(
+        'ConsumerGroupHeartbeat',
+        () =>
+          c.call(ApiKey.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [topic], serverAssignor: 'uniform', topicPartitions: [] }),
+        (r) => r.errorCode,
+      );
       if (res.errorCode !== 0) throw new Error(`ConsumerGroupHeartbeat v${v}: ${res.errorCode} ${res.errorMessage}`);
       const id = res.memberId;
       for (let i = 0; i < 20 && !res.assignment; i++) {
@@ -272,7 +338,10 @@ export async function captureKwireRequests(o: KwireCaptureOptions): Promise<Scen
       clientSoftware: [o.software],
       topics: [{ name: topic, partitions: 3 }],
       records: [{ topic, count: records.length, records, produced: true, fetched: 'all' }],
-      groups: [{ groupId: 'kw-g-9', protocol: 'classic', members: 1, topics: [topic] }, { groupId: 'kw-848-1', protocol: 'consumer', members: 1, topics: [topic] }],
+      groups: [
+        { groupId: 'kw-g-9', protocol: 'classic', members: 1, topics: [topic] },
+        { groupId: 'kw-848-1', protocol: 'consumer', members: 1, topics: [topic] },
+      ],
       errors,
     };
   } finally {
@@ -290,7 +359,11 @@ export async function captureNotCoordinator(o: { bootstrap: string; software: { 
   try {
     await client.call(ApiKey.ApiVersions, 4, { clientSoftwareName: o.software.name, clientSoftwareVersion: o.software.version });
     const md = await client.call(ApiKey.Metadata, 12, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-    const fc = await retry('FindCoordinator', () => client.call(ApiKey.FindCoordinator, 6, { keyType: 0, coordinatorKeys: [groupId] }), (r) => r.coordinators[0].errorCode);
+    const fc = await retry(
+      'FindCoordinator',
+      () => client.call(ApiKey.FindCoordinator, 6, { keyType: 0, coordinatorKeys: [groupId] }),
+      (r) => r.coordinators[0].errorCode,
+    );
     const coord = fc.coordinators[0];
     if (coord.errorCode !== 0) throw new Error(`FindCoordinator: ${coord.errorCode}`);
     const others = (md.brokers as { nodeId: number; host: string; port: number }[]).filter((b) => b.nodeId !== coord.nodeId);
@@ -298,8 +371,14 @@ export async function captureNotCoordinator(o: { bootstrap: string; software: { 
     for (const b of others) {
       const c = await RawClient.connect(`${b.host}:${b.port}`);
       const join = await c.call(ApiKey.JoinGroup, 9, {
-        groupId, sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 30_000, memberId: '', groupInstanceId: null, protocolType: 'consumer',
-        protocols: [{ name: 'range', metadata: subscription(3, 'kw-any') }], reason: 'asking the wrong broker',
+        groupId,
+        sessionTimeoutMs: 30_000,
+        rebalanceTimeoutMs: 30_000,
+        memberId: '',
+        groupInstanceId: null,
+        protocolType: 'consumer',
+        protocols: [{ name: 'range', metadata: subscription(3, 'kw-any') }],
+        reason: 'asking the wrong broker',
       });
       if (join.errorCode !== ErrorCode.NOT_COORDINATOR) throw new Error(`JoinGroup at node ${b.nodeId}: ${join.errorCode}, not NOT_COORDINATOR`);
       await c.call(ApiKey.OffsetFetch, 10, { groups: [{ groupId, memberId: null, memberEpoch: -1, topics: null }], requireStable: true });
@@ -307,7 +386,10 @@ export async function captureNotCoordinator(o: { bootstrap: string; software: { 
     }
     return {
       clientSoftware: [o.software],
-      errors: [{ api: 'JoinGroup', error: 'NOT_COORDINATOR' }, { api: 'OffsetFetch', error: 'NOT_COORDINATOR' }],
+      errors: [
+        { api: 'JoinGroup', error: 'NOT_COORDINATOR' },
+        { api: 'OffsetFetch', error: 'NOT_COORDINATOR' },
+      ],
     };
   } finally {
     await client.close();

@@ -6,8 +6,16 @@
 import { ApiKey, ErrorCode, randomUuid, ZERO_UUID, type ScenarioFacts } from '@kwire/protocol';
 import { RawClient } from './raw-client.js';
 
-interface Acquired { firstOffset: bigint; lastOffset: bigint; deliveryCount: number }
-interface SharePartition { partitionIndex: number; errorCode: number; acquiredRecords: Acquired[] }
+interface Acquired {
+  firstOffset: bigint;
+  lastOffset: bigint;
+  deliveryCount: number;
+}
+interface SharePartition {
+  partitionIndex: number;
+  errorCode: number;
+  acquiredRecords: Acquired[];
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MOVING: number[] = [ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR];
@@ -47,7 +55,17 @@ export async function captureKwireShare(o: ShareCaptureOptions): Promise<Scenari
     await client.call(ApiKey.ShareGroupDescribe, 1, { groupIds: [o.groupId], includeAuthorizedOperations: true });
 
     const acks = (m: Map<number, Acquired[]>, type: number) =>
-      m.size === 0 ? [] : [{ topicId, partitions: [...m].map(([partitionIndex, ranges]) => ({ partitionIndex, acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })) })) }];
+      m.size === 0
+        ? []
+        : [
+            {
+              topicId,
+              partitions: [...m].map(([partitionIndex, ranges]) => ({
+                partitionIndex,
+                acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })),
+              })),
+            },
+          ];
     const acquired = (res: { responses: { partitions: SharePartition[] }[] }) => {
       const out = new Map<number, Acquired[]>();
       for (const tr of res.responses) for (const p of tr.partitions) if (p.acquiredRecords.length) out.set(p.partitionIndex, p.acquiredRecords);
@@ -55,8 +73,17 @@ export async function captureKwireShare(o: ShareCaptureOptions): Promise<Scenari
     };
     const count = (m: Map<number, Acquired[]>) => [...m.values()].flat().reduce((n, a) => n + Number(a.lastOffset - a.firstOffset + 1n), 0);
     const body = (v: number, epoch: number, topics: unknown[]) => ({
-      groupId: o.groupId, memberId, shareSessionEpoch: epoch, maxWaitMs: 300, minBytes: 1, maxBytes: 1 << 20, maxRecords: 4, batchSize: 4,
-      ...(v >= 2 ? { shareAcquireMode: 1, isRenewAck: false } : {}), topics, forgottenTopicsData: [],
+      groupId: o.groupId,
+      memberId,
+      shareSessionEpoch: epoch,
+      maxWaitMs: 300,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      maxRecords: 4,
+      batchSize: 4,
+      ...(v >= 2 ? { shareAcquireMode: 1, isRenewAck: false } : {}),
+      topics,
+      forgottenTopicsData: [],
     });
     let epoch = 0;
     let accepted = 0;

@@ -516,7 +516,13 @@ class ProxyConnection {
     if (stream === 'client') this.goBlind('broker', 'the client stream is no longer tracked');
   }
 
-  private writeExchange(p: Pending, response: { offset: number; length: number; at: number; end: number } | null, noResponse?: 'acks=0' | 'unanswered', rewritten?: { offset: number; length: number; addresses: { from: string; to: string }[]; method: 'codec' | 'splice' }, note?: string): void {
+  private writeExchange(
+    p: Pending,
+    response: { offset: number; length: number; at: number; end: number } | null,
+    noResponse?: 'acks=0' | 'unanswered',
+    rewritten?: { offset: number; length: number; addresses: { from: string; to: string }[]; method: 'codec' | 'splice' },
+    note?: string,
+  ): void {
     const h = p.head;
     this.proxy.stats.exchanges++;
     this.proxy.writer.line({

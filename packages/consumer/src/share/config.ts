@@ -108,7 +108,9 @@ export function resolveShareConfig(input: ShareConsumerConfig | Record<string, u
   for (const [k, v] of Object.entries(input)) {
     const key = FROM_JAVA.get(k) ?? k;
     if (NOT_FOR_SHARE.has(key)) {
-      throw new ConfigError(`${k} is not a share consumer option: a share group's ${key === 'autoOffsetReset' ? 'start offset (share.auto.offset.reset)' : 'settings'} are group configs on the broker (kafka-configs --entity-type groups)`);
+      throw new ConfigError(
+        `${k} is not a share consumer option: a share group's ${key === 'autoOffsetReset' ? 'start offset (share.auto.offset.reset)' : 'settings'} are group configs on the broker (kafka-configs --entity-type groups)`,
+      );
     }
     if (key in SHARE_NAMES || key === 'closeTimeoutMs') share[key] = v;
     else common[key] = v;

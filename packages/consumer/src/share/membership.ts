@@ -162,7 +162,13 @@ export class ShareMembership {
       subscribedTopicNames: sendTopics ? this.topics : null,
     });
     this.heartbeats++;
-    this.host.logger.debug('ShareGroupHeartbeat', { groupId: this.host.config.groupId, memberEpoch: epoch, errorCode: res.errorCode, newEpoch: res.memberEpoch, assignment: res.assignment ? res.assignment.topicPartitions.reduce((n, t) => n + t.partitions.length, 0) : null });
+    this.host.logger.debug('ShareGroupHeartbeat', {
+      groupId: this.host.config.groupId,
+      memberEpoch: epoch,
+      errorCode: res.errorCode,
+      newEpoch: res.memberEpoch,
+      assignment: res.assignment ? res.assignment.topicPartitions.reduce((n, t) => n + t.partitions.length, 0) : null,
+    });
     if (res.errorCode === 0 && sendTopics) this.topicsChanged = false;
     return res;
   }
@@ -191,7 +197,11 @@ export class ShareMembership {
     if (this.memberEpoch === 0 && this.heartbeats === 0) return;
     try {
       const conn = await Promise.race([this.coordinator.connection(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), timeoutMs).unref())]);
-      const res = await conn.request(ShareGroupHeartbeat, { groupId: this.host.config.groupId, memberId: this.memberId, memberEpoch: -1, subscribedTopicNames: null }, { timeoutMs: Math.max(1, timeoutMs) });
+      const res = await conn.request(
+        ShareGroupHeartbeat,
+        { groupId: this.host.config.groupId, memberId: this.memberId, memberEpoch: -1, subscribedTopicNames: null },
+        { timeoutMs: Math.max(1, timeoutMs) },
+      );
       this.host.emit('left', { memberId: this.memberId, errorCode: res.errorCode });
     } catch (err) {
       this.host.logger.debug('leaving the share group failed', { groupId: this.host.config.groupId, error: (err as Error).message });

@@ -1,13 +1,4 @@
-import {
-  errorFor,
-  ErrorCode,
-  readRecordBatches,
-  ShareAcknowledge,
-  ShareFetch,
-  type BufferPool,
-  type RecordBatch,
-  type ShareFetchResponse,
-} from '@kwire/protocol';
+import { errorFor, ErrorCode, readRecordBatches, ShareAcknowledge, ShareFetch, type BufferPool, type RecordBatch, type ShareFetchResponse } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { BrokerPool, Connection } from '../connection/index.js';
 import { decodeResponseBody } from '../connection/index.js';
@@ -328,7 +319,10 @@ export class ShareSession {
       maxRecords: config.maxPollRecords,
       batchSize: config.maxPollRecords,
       ...(version >= 2 ? { shareAcquireMode: config.shareAcquireMode === 'record_limit' ? 1 : 0, isRenewAck: false } : {}),
-      topics: ShareSession.topics(acks.values(), added.filter((r) => !acks.has(r.key))),
+      topics: ShareSession.topics(
+        acks.values(),
+        added.filter((r) => !acks.has(r.key)),
+      ),
       forgottenTopicsData: [...forgottenTopics].map(([topicId, partitions]) => ({ topicId, partitions })),
     };
     host.counters.fetches++;
@@ -337,7 +331,10 @@ export class ShareSession {
       lease = await conn.requestFrame(ShareFetch, body, { timeoutMs: config.fetchMaxWaitMs + config.requestTimeoutMs });
     } catch (err) {
       // Unknown whether the broker applied it: the session is out of step either way.
-      host.acknowledged(this.results(acks, () => asKafkaError(err)), 'fetch');
+      host.acknowledged(
+        this.results(acks, () => asKafkaError(err)),
+        'fetch',
+      );
       this.reset(`ShareFetch failed: ${(err as Error).message}`);
       throw err;
     }
@@ -347,13 +344,19 @@ export class ShareSession {
       try {
         res = decodeResponseBody(ShareFetch, lease);
       } catch (err) {
-        host.acknowledged(this.results(acks, () => asKafkaError(err)), 'fetch');
+        host.acknowledged(
+          this.results(acks, () => asKafkaError(err)),
+          'fetch',
+        );
         this.reset('undecodable ShareFetch response');
         throw err;
       }
       if (res.errorCode !== 0) {
         const err = new BrokerResponseError(res.errorCode, `ShareFetch to node ${this.nodeId}`, res.errorMessage);
-        host.acknowledged(this.results(acks, () => err), 'fetch');
+        host.acknowledged(
+          this.results(acks, () => err),
+          'fetch',
+        );
         if (res.errorCode === ErrorCode.SHARE_SESSION_NOT_FOUND || res.errorCode === ErrorCode.INVALID_SHARE_SESSION_EPOCH) {
           this.reset(err.errorName);
           return;
@@ -388,7 +391,10 @@ export class ShareSession {
           this.acquired({ key, topic, topicId: t.topicId, partition: p.partitionIndex }, p.acquiredRecords, p.records, deadline, frame, batches);
         }
       }
-      host.acknowledged(this.results(acks, (a) => ackErrors.get(a.ref.key) ?? null), 'fetch');
+      host.acknowledged(
+        this.results(acks, (a) => ackErrors.get(a.ref.key) ?? null),
+        'fetch',
+      );
       if (batches.length) host.deliver(batches);
     } finally {
       frame.release();
@@ -409,7 +415,9 @@ export class ShareSession {
     const first = sorted[0]!.firstOffset;
     const last = sorted.reduce((m, r) => (r.lastOffset > m ? r.lastOffset : m), sorted[0]!.lastOffset);
     if (last < first || last - first + 1n > BigInt(MAX_SPAN)) {
-      host.report(new KafkaError('KWIRE_BROKER', `ShareFetch ${ref.topic}-${ref.partition}: acquired offsets ${first}..${last} span more than ${MAX_SPAN} offsets; not acknowledged, they return after the lock`));
+      host.report(
+        new KafkaError('KWIRE_BROKER', `ShareFetch ${ref.topic}-${ref.partition}: acquired offsets ${first}..${last} span more than ${MAX_SPAN} offsets; not acknowledged, they return after the lock`),
+      );
       return;
     }
     const span = Number(last - first + 1n);
@@ -587,4 +595,3 @@ export class ShareSession {
 function asKafkaError(err: unknown): KafkaError {
   return isKafkaError(err) ? err : new KafkaError('KWIRE_BROKER', (err as Error)?.message ?? String(err), { cause: err, retriable: true });
 }
-

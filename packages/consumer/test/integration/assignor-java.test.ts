@@ -27,7 +27,11 @@ const FAMILIES: { name: string; seeds: number[]; options: ScenarioOptions }[] = 
   // Arbitrary overlapping claims at mixed generations: drives the sticky balancing through its
   // rarer branches (moving a partition back to its previous owner, undoing opposite moves).
   { name: 'random ownership', seeds: range(500, 20), options: { sameProbability: 0, maxMembers: 8, maxTopics: 3, maxPartitions: 16, rounds: 4, randomOwnership: true } },
-  { name: 'random ownership, racks', seeds: range(600, 12), options: { sameProbability: 0.3, maxMembers: 12, maxTopics: 4, maxPartitions: 30, rounds: 3, randomOwnership: true, rackProbability: 1, oldClients: true } },
+  {
+    name: 'random ownership, racks',
+    seeds: range(600, 12),
+    options: { sameProbability: 0.3, maxMembers: 12, maxTopics: 4, maxPartitions: 30, rounds: 3, randomOwnership: true, rackProbability: 1, oldClients: true },
+  },
 ];
 
 function range(from: number, n: number): number[] {

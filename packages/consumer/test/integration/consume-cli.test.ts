@@ -43,7 +43,10 @@ async function kwire(...args: string[]): Promise<{ stdout: string; stderr: strin
 test('--format json: one object per line, keys and values as text or base64, offsets as strings', async () => {
   const { stdout, stderr, code } = await kwire('--topic', topic, '--partition', '0', '--from', 'earliest', '--max-records', '3');
   assert.is(code, 0, stderr);
-  const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines[0], { topic, partition: 0, offset: '0', timestamp: 1_700_000_000_000, key: 'k0', value: 'hello', headers: [{ key: 'h', value: 'v' }] });
   assert.equal(lines[1].value, { base64: Buffer.from([0xff, 0xfe, 0x00]).toString('base64') }, 'invalid UTF-8 comes as base64');
   assert.is(lines[1].key, null);

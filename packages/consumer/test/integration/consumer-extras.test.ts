@@ -57,7 +57,10 @@ test('flow control: an unread partition stops being fetched at its buffer bound,
 test('deserializers: json, and a function that sees topic, partition and part', async () => {
   const topic = `deser-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, [{ key: Buffer.from('a'), value: Buffer.from(JSON.stringify({ n: 1, s: 'x' })) }, { key: Buffer.from('b'), value: null }]);
+  await producer.send(topic, 0, [
+    { key: Buffer.from('a'), value: Buffer.from(JSON.stringify({ n: 1, s: 'x' })) },
+    { key: Buffer.from('b'), value: null },
+  ]);
   const seen: string[] = [];
   const c = consumer({
     valueDeserializer: 'json',
@@ -82,7 +85,12 @@ test('max.poll.interval.ms: a member holding a batch too long leaves (event), it
   const topic = `poll-${run}`;
   const groupId = `g-${topic}`;
   await createTopic(kafka, { topic, partitions: 2 });
-  for (const p of [0, 1]) await producer.send(topic, p, Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`${i}`) })));
+  for (const p of [0, 1])
+    await producer.send(
+      topic,
+      p,
+      Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
+    );
   const settings = { groupId, maxPollIntervalMs: 3_000, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 500 };
   const slow = consumer(settings);
   const events: string[] = [];
@@ -107,16 +115,34 @@ test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked bef
   const topic = `listener-${run}`;
   const groupId = `g-${topic}`;
   await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
+  );
   const calls: string[] = [];
   const a = consumer({ groupId, heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000 });
-  await a.subscribe({ topics: [topic] }, {
-    onPartitionsAssigned: (tps) => void calls.push(`assigned ${tps.map((t) => t.partition).sort().join(',')}`),
-    onPartitionsRevoked: async (tps) => {
-      calls.push(`revoked ${tps.map((t) => t.partition).sort().join(',')}`);
-      await a.commitSync();
+  await a.subscribe(
+    { topics: [topic] },
+    {
+      onPartitionsAssigned: (tps) =>
+        void calls.push(
+          `assigned ${tps
+            .map((t) => t.partition)
+            .sort()
+            .join(',')}`,
+        ),
+      onPartitionsRevoked: async (tps) => {
+        calls.push(
+          `revoked ${tps
+            .map((t) => t.partition)
+            .sort()
+            .join(',')}`,
+        );
+        await a.commitSync();
+      },
     },
-  });
+  );
   await a.assigned();
   let n = 0;
   for await (const batch of within(a, 60_000, '10 records')) {
@@ -141,7 +167,12 @@ test('streams in a group: partitions spread over streams; a member joining moves
   const topic = `gstreams-${run}`;
   const groupId = `g-${topic}`;
   await createTopic(kafka, { topic, partitions: 4 });
-  for (let p = 0; p < 4; p++) await producer.send(topic, p, Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })));
+  for (let p = 0; p < 4; p++)
+    await producer.send(
+      topic,
+      p,
+      Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })),
+    );
   const settings = { groupId, heartbeatIntervalMs: 500, sessionTimeoutMs: 10_000, maxPollRecords: 10, valueDeserializer: 'string' };
   const a = consumer(settings);
   const { [topic]: streams } = a.streams({ [topic]: 2 });
@@ -168,7 +199,11 @@ test('streams in a group: partitions spread over streams; a member joining moves
   })();
   await until('every record', () => seen.size === 200, 60_000);
   await sleep(500);
-  assert.equal([...seen.values()].filter((n) => n > 1), [], 'no record twice');
+  assert.equal(
+    [...seen.values()].filter((n) => n > 1),
+    [],
+    'no record twice',
+  );
   assert.ok([...byStream[0]!].every((p) => p % 2 === 0) && [...byStream[1]!].every((p) => p % 2 === 1), 'partition p feeds stream p mod 2');
   await Promise.all([a.close(), b.close()]);
   await Promise.all([...loops, bLoop]);
@@ -178,7 +213,11 @@ test('close() from inside the loop, while holding a batch, returns promptly and 
   const topic = `closein-${run}`;
   const groupId = `g-${topic}`;
   await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
+  );
   const c = consumer({ groupId, maxPollRecords: 10 });
   await c.subscribe({ topics: [topic] });
   let batches = 0;

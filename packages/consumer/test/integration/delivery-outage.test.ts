@@ -46,7 +46,11 @@ function member(groupId: string, extra: Record<string, unknown> = {}): Consumer 
 test('a member whose heartbeats cannot get through for session.timeout.ms loses its partitions, then rejoins', async () => {
   const topic = `zombie-${run}`;
   await producer.createTopics([topic], 2);
-  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: `a${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 100 }, (_, i) => ({ value: `a${i}` })),
+  );
   const c = member(`zombie-${run}`);
   await c.subscribe({ topics: [topic] });
   await c.assigned();
@@ -76,7 +80,11 @@ test('a member whose heartbeats cannot get through for session.timeout.ms loses 
 test('close() with the cluster gone resolves within its timeout and reports what was not committed', async () => {
   const topic = `gone-${run}`;
   await producer.createTopics([topic]);
-  await producer.send(topic, 0, Array.from({ length: 50 }, (_, i) => ({ value: `b${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 50 }, (_, i) => ({ value: `b${i}` })),
+  );
   // No auto-commit before the kill: the commit on close is the one that cannot happen.
   const c = member(`gone-${run}`, { autoCommitIntervalMs: 600_000 });
   await c.subscribe({ topics: [topic] });

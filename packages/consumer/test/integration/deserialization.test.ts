@@ -53,7 +53,11 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   await c.subscribe({ topics: [topic] });
   const it = c[Symbol.asyncIterator]();
   const first = (await by(it.next(), 30_000, 'the first batch')).value as ConsumerBatch;
-  assert.equal(first.records.map((r) => r.value), [{ n: 0 }, { n: 1 }], 'the good records before the bad one');
+  assert.equal(
+    first.records.map((r) => r.value),
+    [{ n: 0 }, { n: 1 }],
+    'the good records before the bad one',
+  );
   let err: unknown;
   try {
     await by(it.next(), 30_000, 'the failure');
@@ -72,7 +76,10 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   c.seek({ topic, partition: 0 }, 3n);
   c.resume([{ topic, partition: 0 }]);
   for await (const batch of within(c, 30_000, 'the record after the bad one')) {
-    assert.equal(batch.records.map((r) => r.value), [{ n: 3 }]);
+    assert.equal(
+      batch.records.map((r) => r.value),
+      [{ n: 3 }],
+    );
     break;
   }
 });
@@ -102,7 +109,10 @@ test("'skip': the bad record is left out with a 'deserialization-error' event; e
 test('an async deserializer sees topic, partition, part and headers; its value is awaited before delivery', async () => {
   const topic = `deser-async-${run}`;
   await producer.createTopics([topic]);
-  await producer.send(topic, 0, [{ value: 'abc', headers: [{ key: 'enc', value: Buffer.from('upper') }] }, { value: 'def', headers: [] }]);
+  await producer.send(topic, 0, [
+    { value: 'abc', headers: [{ key: 'enc', value: Buffer.from('upper') }] },
+    { value: 'def', headers: [] },
+  ]);
   const seen: string[] = [];
   const c = member(`g-${topic}`, {
     valueDeserializer: async (data: Buffer | null, ctx: { topic: string; partition: number; part: string; headers: readonly { key: string; value: Buffer | null }[] }) => {
@@ -114,7 +124,10 @@ test('an async deserializer sees topic, partition, part and headers; its value i
   });
   await c.subscribe({ topics: [topic] });
   for await (const batch of within(c, 30_000, 'the records')) {
-    assert.equal(batch.records.map((r) => r.value), ['ABC', 'def']);
+    assert.equal(
+      batch.records.map((r) => r.value),
+      ['ABC', 'def'],
+    );
     break;
   }
   assert.equal(seen, [`${topic}/0/value/enc`, `${topic}/0/value/`]);

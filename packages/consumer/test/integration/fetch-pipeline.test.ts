@@ -74,18 +74,37 @@ test('keys, headers, tombstones and timestamps come through as written', async (
   const topic = `shapes-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
   const ts = 1_700_000_000_000;
-  await producer.send(topic, 0, [
-    { key: Buffer.from('k1'), value: Buffer.from('v1'), timestamp: ts, headers: [{ key: 'trace', value: Buffer.from('abc') }, { key: 'empty', value: null }] },
-    { key: Buffer.from('k1'), value: null, timestamp: ts + 1 },
-    { key: null, value: Buffer.from('ü€ utf-8'), timestamp: ts + 2 },
-  ], { compression: 'zstd' });
+  await producer.send(
+    topic,
+    0,
+    [
+      {
+        key: Buffer.from('k1'),
+        value: Buffer.from('v1'),
+        timestamp: ts,
+        headers: [
+          { key: 'trace', value: Buffer.from('abc') },
+          { key: 'empty', value: null },
+        ],
+      },
+      { key: Buffer.from('k1'), value: null, timestamp: ts + 1 },
+      { key: null, value: Buffer.from('ü€ utf-8'), timestamp: ts + 2 },
+    ],
+    { compression: 'zstd' },
+  );
   const c = consumer({ keyDeserializer: 'string', valueDeserializer: 'string' });
   await c.assign([{ topic, partition: 0 }]);
   const [a, b, d] = await take(c, 3);
   assert.is(a!.key, 'k1');
   assert.is(a!.value, 'v1');
   assert.is(a!.timestamp, ts);
-  assert.equal(a!.headers.map((h) => [h.key, h.value?.toString() ?? null]), [['trace', 'abc'], ['empty', null]]);
+  assert.equal(
+    a!.headers.map((h) => [h.key, h.value?.toString() ?? null]),
+    [
+      ['trace', 'abc'],
+      ['empty', null],
+    ],
+  );
   assert.is(b!.key, 'k1');
   assert.is(b!.value, null, 'a tombstone');
   assert.is(d!.key, null);
@@ -93,10 +112,15 @@ test('keys, headers, tombstones and timestamps come through as written', async (
   assert.equal([a!.offset, b!.offset, d!.offset], [0n, 1n, 2n]);
 });
 
-test('streams: a topic\'s partitions spread over N streams, each partition in exactly one', async () => {
+test("streams: a topic's partitions spread over N streams, each partition in exactly one", async () => {
   const topic = `streams-${run}`;
   await createTopic(kafka, { topic, partitions: 6 });
-  for (let p = 0; p < 6; p++) await producer.send(topic, p, Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })));
+  for (let p = 0; p < 6; p++)
+    await producer.send(
+      topic,
+      p,
+      Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })),
+    );
   const c = consumer();
   await c.assign(Array.from({ length: 6 }, (_, partition) => ({ topic, partition })));
   const { [topic]: streams } = c.streams({ [topic]: 3 });
@@ -113,28 +137,57 @@ test('streams: a topic\'s partitions spread over N streams, each partition in ex
 test('seek, pause and resume', async () => {
   const topic = `seek-${run}`;
   await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`a${i}`) })));
-  await producer.send(topic, 1, Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`b${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`a${i}`) })),
+  );
+  await producer.send(
+    topic,
+    1,
+    Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`b${i}`) })),
+  );
   const c = consumer({ maxPollRecords: 10 });
-  await c.assign([{ topic, partition: 0, offset: 90 }, { topic, partition: 1, offset: 'latest' }]);
+  await c.assign([
+    { topic, partition: 0, offset: 90 },
+    { topic, partition: 1, offset: 'latest' },
+  ]);
   const first = await take(c, 10);
-  assert.equal(first.map((r) => `${r.partition}:${r.offset}`), Array.from({ length: 10 }, (_, i) => `0:${90 + i}`), 'partition 0 from 90; partition 1 from its end');
+  assert.equal(
+    first.map((r) => `${r.partition}:${r.offset}`),
+    Array.from({ length: 10 }, (_, i) => `0:${90 + i}`),
+    'partition 0 from 90; partition 1 from its end',
+  );
   c.seek({ topic, partition: 1 }, 95n);
   c.pause([{ topic, partition: 0 }]);
   c.seek({ topic, partition: 0 }, 0n);
   const second = await take(c, 5);
-  assert.ok(second.every((r) => r.partition === 1), 'a paused partition delivers nothing');
-  assert.equal(second.map((r) => r.offset), [95n, 96n, 97n, 98n, 99n]);
+  assert.ok(
+    second.every((r) => r.partition === 1),
+    'a paused partition delivers nothing',
+  );
+  assert.equal(
+    second.map((r) => r.offset),
+    [95n, 96n, 97n, 98n, 99n],
+  );
   c.resume([{ topic, partition: 0 }]);
   const third = await take(c, 10);
-  assert.equal(third.map((r) => `${r.partition}:${r.offset}`), Array.from({ length: 10 }, (_, i) => `0:${i}`), 'resumed from the sought offset');
+  assert.equal(
+    third.map((r) => `${r.partition}:${r.offset}`),
+    Array.from({ length: 10 }, (_, i) => `0:${i}`),
+    'resumed from the sought offset',
+  );
   assert.is(c.position({ topic, partition: 0 }), 10n);
 });
 
 test('OFFSET_OUT_OF_RANGE: reset to earliest, or an OffsetOutOfRangeError with auto.offset.reset=none', async () => {
   const topic = `range-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`r${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`r${i}`) })),
+  );
   const c = consumer();
   await c.assign([{ topic, partition: 0, offset: 1_000 }]);
   const records = await take(c, 20);
@@ -153,13 +206,21 @@ test('OFFSET_OUT_OF_RANGE: reset to earliest, or an OffsetOutOfRangeError with a
   // Seeking to a valid offset clears it.
   strict.seek({ topic, partition: 0 }, 18n);
   const after = await take(strict, 2);
-  assert.equal(after.map((r) => r.offset), [18n, 19n]);
+  assert.equal(
+    after.map((r) => r.offset),
+    [18n, 19n],
+  );
 });
 
 test('eachMessage and eachBatch: batches are released when the callback settles', async () => {
   const topic = `callbacks-${run}`;
   await createTopic(kafka, { topic, partitions: 2 });
-  for (const p of [0, 1]) await producer.send(topic, p, Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${p}-${i}`) })));
+  for (const p of [0, 1])
+    await producer.send(
+      topic,
+      p,
+      Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${p}-${i}`) })),
+    );
   const c = consumer({ valueDeserializer: 'string' });
   await c.assign([0, 1].map((partition) => ({ topic, partition })));
   const seen: string[] = [];
@@ -258,9 +319,18 @@ test('a partition held back by its buffer is not kept out by a long wait on part
   // fetch.max.wait.ms (30 s here) partition 1 would wait that long after draining, each time.
   const topic = `held-back-${run}`;
   await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`end ${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`end ${i}`) })),
+  );
   const value = Buffer.alloc(1_000, 0x61);
-  for (let chunk = 0; chunk < 4; chunk++) await producer.send(topic, 1, Array.from({ length: 400 }, () => ({ value })));
+  for (let chunk = 0; chunk < 4; chunk++)
+    await producer.send(
+      topic,
+      1,
+      Array.from({ length: 400 }, () => ({ value })),
+    );
   const c = consumer({ fetchMaxWaitMs: 30_000, maxPartitionFetchBytes: 128 * 1024, maxBufferedBytesPerPartition: 128 * 1024 });
   await c.assign([0, 1].map((partition) => ({ topic, partition })));
   const started = Date.now();
@@ -305,7 +375,11 @@ test('fetching overlaps the application, and a batch held across awaits keeps it
 test('interceptors see each batch before the application and may filter it; onCommit is not called without a group', async () => {
   const topic = `intercept-${run}`;
   await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`v${i}`) })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`v${i}`) })),
+  );
   const seenByInterceptor: number[] = [];
   let closed = false;
   const c = consumer({
@@ -323,7 +397,11 @@ test('interceptors see each batch before the application and may filter it; onCo
   });
   await c.assign([{ topic, partition: 0 }]);
   const got = await take(c, 5);
-  assert.equal(got.map((r) => Number(r.offset)), [0, 2, 4, 6, 8], 'the interceptor\'s filtered list is what the application gets');
+  assert.equal(
+    got.map((r) => Number(r.offset)),
+    [0, 2, 4, 6, 8],
+    "the interceptor's filtered list is what the application gets",
+  );
   assert.ok(seenByInterceptor.length >= 9);
   await c.close();
   assert.ok(closed, 'interceptors are closed with the consumer');

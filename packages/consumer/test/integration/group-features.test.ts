@@ -34,14 +34,14 @@ function member(name: string, options: Record<string, unknown>): Member {
   return m;
 }
 
-
 /** Every produced offset consumed by exactly one of `who` (no loss, no overlap). */
 function checkExactlyOnce(topic: string, produced: number[], who: Member[]): { total: number; duplicates: string[]; missing: number } {
   const seen = new Map<string, string[]>();
-  for (const m of who) for (const r of m.records()) {
-    const k = `${r.key}@${r.offset}`;
-    seen.set(k, [...(seen.get(k) ?? []), m.name]);
-  }
+  for (const m of who)
+    for (const r of m.records()) {
+      const k = `${r.key}@${r.offset}`;
+      seen.set(k, [...(seen.get(k) ?? []), m.name]);
+    }
   let missing = 0;
   produced.forEach((n, p) => {
     for (let o = 0; o < n; o++) if (!seen.has(`${topic}:${p}@${o}`)) missing++;
@@ -74,7 +74,10 @@ test('cooperative-sticky: a member joins and the others keep delivering the part
   await drained(topic, load.produced, [a, b, c]);
   // The longest silence of a partition a member kept, between the join and the end of the rebalance.
   let longestGap = 0;
-  for (const [m, kept] of [[a, keptByA], [b, keptByB]] as const) {
+  for (const [m, kept] of [
+    [a, keptByA],
+    [b, keptByB],
+  ] as const) {
     for (const p of kept) {
       if (!m.owned().has(p)) continue;
       const times = m.events.filter((e) => e.ev === 'batch' && `${e.topic}:${e.p}` === p && e.t >= joinAt - 1_000 && e.t <= settledAt + 1_000).map((e) => e.t);
@@ -100,7 +103,16 @@ test('a mixed group of kwire members and Java console consumers splits the parti
   await until('the kwire members to own the topic', () => a.owned().size + b.owned().size === 6);
   // Two Java console consumers join the same group (range, as Java's default list begins with it).
   const javaOut = Promise.all(
-    [1, 2].map(() => consoleConsumer(kafka, { topic, group: groupId, maxMessages: 1_000_000, idleTimeoutMs: 8_000, printMetadata: true, props: { 'auto.commit.interval.ms': 1_000, 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1_000 } })),
+    [1, 2].map(() =>
+      consoleConsumer(kafka, {
+        topic,
+        group: groupId,
+        maxMessages: 1_000_000,
+        idleTimeoutMs: 8_000,
+        printMetadata: true,
+        props: { 'auto.commit.interval.ms': 1_000, 'session.timeout.ms': 10_000, 'heartbeat.interval.ms': 1_000 },
+      }),
+    ),
   );
   // Awaited below; observed now so that a failure while the kwire side is checked is not unhandled.
   javaOut.catch(() => {});
@@ -119,10 +131,14 @@ test('a mixed group of kwire members and Java console consumers splits the parti
     }
   }
   const javaSet = new Set(javaRecords);
-  await until('kwire and Java together to have read every record', () => {
-    const kw = new Set([a, b].flatMap((m) => m.records().map((r) => `${r.key}@${r.offset}`)));
-    return load.produced.every((n, p) => Array.from({ length: n }, (_, o) => `${topic}:${p}@${o}`).every((k) => kw.has(k) || javaSet.has(k)));
-  }, 30_000);
+  await until(
+    'kwire and Java together to have read every record',
+    () => {
+      const kw = new Set([a, b].flatMap((m) => m.records().map((r) => `${r.key}@${r.offset}`)));
+      return load.produced.every((n, p) => Array.from({ length: n }, (_, o) => `${topic}:${p}@${o}`).every((k) => kw.has(k) || javaSet.has(k)));
+    },
+    30_000,
+  );
   await Promise.all([a.stop(), b.stop()]);
   const seen = new Map<string, string[]>();
   for (const m of [a, b]) for (const r of m.records()) seen.set(`${r.key}@${r.offset}`, [...(seen.get(`${r.key}@${r.offset}`) ?? []), m.name]);
@@ -132,10 +148,16 @@ test('a mixed group of kwire members and Java console consumers splits the parti
     for (let o = 0; o < n; o++) if (!seen.has(`${topic}:${p}@${o}`)) missing++;
   });
   const duplicates = [...seen].filter(([, w]) => w.length > 1);
-  console.log(`  ${load.produced.reduce((x, y) => x + y, 0)} records: ${javaRecords.length} read by the Java consumers, ${[a, b].reduce((n, m) => n + m.records().length, 0)} by kwire; ${duplicates.length} twice; ${missing} missing`);
+  console.log(
+    `  ${load.produced.reduce((x, y) => x + y, 0)} records: ${javaRecords.length} read by the Java consumers, ${[a, b].reduce((n, m) => n + m.records().length, 0)} by kwire; ${duplicates.length} twice; ${missing} missing`,
+  );
   assert.ok(javaRecords.length > 0, 'the Java consumers got partitions');
   assert.is(missing, 0, 'no record lost');
-  assert.equal(duplicates.map(([k, w]) => `${k} by ${w.join(',')}`), [], 'no record read by two members');
+  assert.equal(
+    duplicates.map(([k, w]) => `${k} by ${w.join(',')}`),
+    [],
+    'no record read by two members',
+  );
 });
 
 test('static membership: a member restarted within the session timeout gets its partitions back, same generation, no rebalance', async () => {
@@ -160,7 +182,7 @@ test('static membership: a member restarted within the session timeout gets its 
   await Promise.all([a2.stop(), b.stop()]);
 });
 
-test('a pattern subscription picks up a new matching topic, and a subscribed topic\'s new partitions, without a restart', async () => {
+test("a pattern subscription picks up a new matching topic, and a subscribed topic's new partitions, without a restart", async () => {
   const prefix = `rx${run}`;
   await createTopic(kafka, { topic: `${prefix}-one`, partitions: 2 });
   const m = member('pattern', { groupId: `g-${prefix}`, pattern: `${prefix}-.*`, metadataMaxAgeMs: 1_000 });
@@ -176,10 +198,14 @@ test('a pattern subscription picks up a new matching topic, and a subscribed top
   await until('the new partitions to be assigned', () => m.owned().size === 7, 30_000);
   await producer.send(`${prefix}-one`, 3, [{ value: Buffer.from('on a new partition') }]);
   await producer.send(`${prefix}-two`, 2, [{ value: Buffer.from('on a new topic') }]);
-  await until('records from both to arrive', () => {
-    const keys = new Set(m.records().map((r) => r.key));
-    return keys.has(`${prefix}-one:3`) && keys.has(`${prefix}-two:2`);
-  }, 30_000);
+  await until(
+    'records from both to arrive',
+    () => {
+      const keys = new Set(m.records().map((r) => r.key));
+      return keys.has(`${prefix}-one:3`) && keys.has(`${prefix}-two:2`);
+    },
+    30_000,
+  );
   await m.stop();
 });
 
@@ -227,7 +253,9 @@ test('rebalance time (join to first record): kwire and the Java consumer, same t
     java.push(j.rebalanceMs);
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  console.log(`  join to first record, median of 3: kwire ${median(kwire).toFixed(0)} ms (${kwire.map((x) => x.toFixed(0)).join(', ')}); Java ConsumerPerformance rebalance.time.ms ${median(java)} ms (${java.join(', ')})`);
+  console.log(
+    `  join to first record, median of 3: kwire ${median(kwire).toFixed(0)} ms (${kwire.map((x) => x.toFixed(0)).join(', ')}); Java ConsumerPerformance rebalance.time.ms ${median(java)} ms (${java.join(', ')})`,
+  );
   assert.ok(median(kwire) < 10_000);
 });
 

@@ -26,12 +26,13 @@ test.after(async () => {
 
 function consumedBy(list: Member[]) {
   const seen = new Map<string, Member[]>();
-  for (const m of list) for (const r of m.records()) {
-    const k = `${r.key}@${r.offset}`;
-    const l = seen.get(k);
-    if (l) l.push(m);
-    else seen.set(k, [m]);
-  }
+  for (const m of list)
+    for (const r of m.records()) {
+      const k = `${r.key}@${r.offset}`;
+      const l = seen.get(k);
+      if (l) l.push(m);
+      else seen.set(k, [m]);
+    }
   return seen;
 }
 
@@ -87,8 +88,10 @@ test('3 members, 12 partitions, one killed with SIGKILL: no loss, one owner at a
     if (fromC !== 1 || who.length !== 2 || !victim.has(topicPartition!)) unexpected.push(`${k} read by ${who.map((m) => m.name).join(', ')}`);
   }
   const overlaps = ownershipOverlaps([a!, b!, c!], new Map([[c!, killedAt]]));
-  console.log(`  ${total} records produced; ${seen.size} distinct consumed; ${duplicates} duplicates, all from C's uncommitted tail; C's ${victim.size} partitions moved ${movedMs} ms after the kill (session timeout ${sessionTimeoutMs} ms)`);
-  assert.equal(unexpected, [], 'duplicates other than the killed member\'s tail');
+  console.log(
+    `  ${total} records produced; ${seen.size} distinct consumed; ${duplicates} duplicates, all from C's uncommitted tail; C's ${victim.size} partitions moved ${movedMs} ms after the kill (session timeout ${sessionTimeoutMs} ms)`,
+  );
+  assert.equal(unexpected, [], "duplicates other than the killed member's tail");
   assert.equal(overlaps, [], 'a partition owned by two members at once');
   assert.ok(seen.size === total, 'every record consumed');
 });

@@ -32,9 +32,25 @@ let clientPfx: Buffer;
 test.before(async () => {
   // The client's key pair and certificate, and a truststore holding it for the broker.
   await run('keytool', [
-    '-genkeypair', '-alias', 'client', '-keyalg', 'RSA', '-keysize', '2048', '-validity', '2',
-    '-dname', 'CN=kwire-client, OU=kwire tests', '-storetype', 'PKCS12', '-keystore', clientP12,
-    '-storepass', STORE_PASSWORD, '-keypass', STORE_PASSWORD,
+    '-genkeypair',
+    '-alias',
+    'client',
+    '-keyalg',
+    'RSA',
+    '-keysize',
+    '2048',
+    '-validity',
+    '2',
+    '-dname',
+    'CN=kwire-client, OU=kwire tests',
+    '-storetype',
+    'PKCS12',
+    '-keystore',
+    clientP12,
+    '-storepass',
+    STORE_PASSWORD,
+    '-keypass',
+    STORE_PASSWORD,
   ]);
   await run('keytool', ['-exportcert', '-rfc', '-alias', 'client', '-keystore', clientP12, '-storepass', STORE_PASSWORD, '-file', clientPem]);
   await run('keytool', ['-importcert', '-noprompt', '-alias', 'client', '-file', clientPem, '-storetype', 'PKCS12', '-keystore', brokerTrust, '-storepass', STORE_PASSWORD]);

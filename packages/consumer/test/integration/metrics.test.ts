@@ -26,7 +26,11 @@ test.after(async () => {
 test('lag, rates, commits, rebalances and record latency, in metrics(), diagnostics_channel and Prometheus text', async () => {
   const topic = `metrics-${run}`;
   await producer.createTopics([topic]);
-  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })),
+  );
   const commits: unknown[] = [];
   const onCommit = (m: unknown) => commits.push(m);
   subscribe('kwire:consumer:commit', onCommit);

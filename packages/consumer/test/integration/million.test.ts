@@ -45,7 +45,11 @@ test('1,000,000 lz4 records over 6 partitions: all of them, once, in order, the 
   const seconds = (performance.now() - started) / 1000;
   await consumer.close();
   assert.is(count, TOTAL);
-  assert.is(next.reduce((a, b) => a + b, 0n), BigInt(TOTAL), 'the partitions\' ends add up to the total');
+  assert.is(
+    next.reduce((a, b) => a + b, 0n),
+    BigInt(TOTAL),
+    "the partitions' ends add up to the total",
+  );
   console.log(`  kwire: ${TOTAL} records in ${seconds.toFixed(2)} s (${Math.round(TOTAL / seconds)} records/s)`);
 
   // The Java console consumer, one partition at a time, values only (one line each).

@@ -19,7 +19,11 @@ test.before(async () => {
   producer = new TestProducer(kafka.bootstrap);
   await producer.createTopics([topic], 2);
   // Ten records a second apart (CreateTime), and an empty partition 1.
-  await producer.send(topic, 0, Array.from({ length: 10 }, (_, i) => ({ value: `r${i}`, timestamp: t0 + i * 1_000 })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 10 }, (_, i) => ({ value: `r${i}`, timestamp: t0 + i * 1_000 })),
+  );
 });
 test.after(async () => {
   await Promise.allSettled(open.map((c) => c.close()));

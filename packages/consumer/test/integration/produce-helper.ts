@@ -65,7 +65,11 @@ export class TestProducer {
    */
   async createTopics(names: readonly string[], partitions = 1): Promise<void> {
     const conn = await this.pool.bootstrap();
-    const res = await conn.request(CreateTopics, { topics: names.map((name) => ({ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] })), timeoutMs: 30_000, validateOnly: false });
+    const res = await conn.request(CreateTopics, {
+      topics: names.map((name) => ({ name, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] })),
+      timeoutMs: 30_000,
+      validateOnly: false,
+    });
     for (const t of res.topics) if (t.errorCode !== 0) throw new Error(`CreateTopics ${t.name}: error ${t.errorCode} ${t.errorMessage ?? ''}`);
     for (let attempt = 0; ; attempt++) {
       const md = await conn.request(Metadata, { topics: names.map((name) => ({ topicId: ZERO_UUID, name })), allowAutoTopicCreation: false });

@@ -22,7 +22,7 @@ test.after(async () => {
   await cluster?.stop();
 });
 
-test('a consumer in a follower\'s rack fetches from that follower', async () => {
+test("a consumer in a follower's rack fetches from that follower", async () => {
   await createTopic(cluster, { topic: 'racked', partitions: 1, replicationFactor: 3 });
   await producerPerformance(cluster, { topic: 'racked', numRecords: 20_000, recordSize: 100, props: { acks: 'all' } });
   const [p] = await describeTopic(cluster, 'racked');

@@ -9,18 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
-import {
-  ApiKey,
-  decodeResponseFrame,
-  encodeRequestFrame,
-  formatReport,
-  FrameSplitter,
-  runConformance,
-  streamFileName,
-  ZERO_UUID,
-  type ExchangeLine,
-  type IndexLine,
-} from '@kwire/protocol';
+import { ApiKey, decodeResponseFrame, encodeRequestFrame, formatReport, FrameSplitter, runConformance, streamFileName, ZERO_UUID, type ExchangeLine, type IndexLine } from '@kwire/protocol';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { parseAddress } from '../../src/record/address.js';
 
@@ -107,7 +96,10 @@ class Client {
 }
 
 function indexOf(dir: string): IndexLine[] {
-  return readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as IndexLine);
+  return readFileSync(join(dir, 'index.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as IndexLine);
 }
 
 /** What the client of connection `conn` must have received: the broker stream, rewritten frames substituted. */
@@ -147,12 +139,20 @@ test('40 connections at once, 30 pipelined requests each in random pieces: every
             ? { apiKey: ApiKey.ApiVersions, apiVersion: 4, body: { clientSoftwareName: `client-${i}`, clientSoftwareVersion: '1.0' } }
             : r % 3 === 1
               ? { apiKey: ApiKey.Metadata, apiVersion: 12, body: { topics: [{ topicId: ZERO_UUID, name: topic }], allowAutoTopicCreation: false } }
-              : { apiKey: ApiKey.ListOffsets, apiVersion: 10, body: { replicaId: -1, topics: [{ name: topic, partitions: [0, 1, 2].map((p) => ({ partitionIndex: p, timestamp: -1n })) }], timeoutMs: 5000 } };
+              : {
+                  apiKey: ApiKey.ListOffsets,
+                  apiVersion: 10,
+                  body: { replicaId: -1, topics: [{ name: topic, partitions: [0, 1, 2].map((p) => ({ partitionIndex: p, timestamp: -1n })) }], timeoutMs: 5000 },
+                };
         frames.push(Buffer.from(encodeRequestFrame({ ...body, correlationId, clientId: `client-${i}` })));
       }
       await c.send(Buffer.concat(frames), prng(i + 1));
       await c.frameCount(REQUESTS);
-      assert.equal(c.frames.map((f) => f.readInt32BE(4)), Array.from({ length: REQUESTS }, (_, r) => r + 1), `client ${i}: answers in order`);
+      assert.equal(
+        c.frames.map((f) => f.readInt32BE(4)),
+        Array.from({ length: REQUESTS }, (_, r) => r + 1),
+        `client ${i}: answers in order`,
+      );
       const md = decodeResponseFrame(ApiKey.Metadata, 12, c.frames[1]!).body as { brokers: { host: string; port: number }[]; topics: { partitions: unknown[] }[] };
       assert.is(`${md.brokers[0]!.host}:${md.brokers[0]!.port}`, proxy.address, 'the broker address is the proxy');
       assert.is(md.topics[0]!.partitions.length, 3);
@@ -190,12 +190,29 @@ test('a fetch response of about 50 MB passes whole and unchanged, and is recorde
   const fetch = (correlationId: number) =>
     Buffer.from(
       encodeRequestFrame({
-        apiKey: ApiKey.Fetch, apiVersion: 17, correlationId, clientId: 'big',
-        body: { maxWaitMs: 500, minBytes: 1, maxBytes: 64 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1, topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 64 << 20 }] }] },
+        apiKey: ApiKey.Fetch,
+        apiVersion: 17,
+        correlationId,
+        clientId: 'big',
+        body: {
+          maxWaitMs: 500,
+          minBytes: 1,
+          maxBytes: 64 << 20,
+          isolationLevel: 0,
+          sessionId: 0,
+          sessionEpoch: -1,
+          topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 64 << 20 }] }],
+        },
       }),
     );
   // Pipelined behind the big one: a small request whose answer must come after it, intact.
-  await client.send(Buffer.concat([fetch(2), Buffer.from(encodeRequestFrame({ apiKey: ApiKey.ApiVersions, apiVersion: 3, correlationId: 3, clientId: 'big', body: { clientSoftwareName: 'big', clientSoftwareVersion: '1' } }))]), prng(2));
+  await client.send(
+    Buffer.concat([
+      fetch(2),
+      Buffer.from(encodeRequestFrame({ apiKey: ApiKey.ApiVersions, apiVersion: 3, correlationId: 3, clientId: 'big', body: { clientSoftwareName: 'big', clientSoftwareVersion: '1' } })),
+    ]),
+    prng(2),
+  );
   await client.frameCount(3, 120_000);
   const big = client.frames[1]!;
   assert.ok(big.length > 50_000_000, `${big.length} bytes`);

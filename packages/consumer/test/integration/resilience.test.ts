@@ -79,7 +79,11 @@ test('a compacted topic: offsets with gaps, the latest value of every key, and n
     config: { 'cleanup.policy': 'compact', 'segment.ms': 100, 'min.cleanable.dirty.ratio': 0.001, 'delete.retention.ms': 100, 'min.compaction.lag.ms': 0 },
   });
   for (let round = 0; round < 10; round++) {
-    await producer.send(topic, 0, Array.from({ length: 100 }, (_, k) => ({ key: Buffer.from(`k${k}`), value: Buffer.from(`k${k}=v${round}`) })));
+    await producer.send(
+      topic,
+      0,
+      Array.from({ length: 100 }, (_, k) => ({ key: Buffer.from(`k${k}`), value: Buffer.from(`k${k}=v${round}`) })),
+    );
     await sleep(150);
   }
   // Keep rolling segments (the active one is never cleaned) until the cleaner has done its work.
@@ -105,7 +109,10 @@ test('a compacted topic: offsets with gaps, the latest value of every key, and n
   // Compaction removed the older values (offsets 0-899 held rounds 0-8): reading from the start of
   // the log, the consumer must skip over where they were, and over any removed ticks after.
   const offsets = [-1n, ...seen.map((s) => s.offset)];
-  assert.ok(offsets.some((o, i) => i > 0 && o - offsets[i - 1]! > 1n), 'there are gaps, and the consumer went past them');
+  assert.ok(
+    offsets.some((o, i) => i > 0 && o - offsets[i - 1]! > 1n),
+    'there are gaps, and the consumer went past them',
+  );
   assert.ok(seen[0]!.offset >= 900n, `the first record left is from the last round (offset ${seen[0]!.offset})`);
   for (const s of data) assert.is(s.value, `${s.key}=v9`, `the latest value of ${s.key}`);
 });

@@ -104,9 +104,7 @@ test('SASL oauthbearer: an unsecured JWT gets in; an expired one is refused; the
     await c.close();
   }
   const expired = unsecuredJwt('alice', -3600);
-  const err = await rejection(
-    Connection.connect({ ...address(cluster.sasl!.bootstrap), logger, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => ({ value: expired }) } }),
-  );
+  const err = await rejection(Connection.connect({ ...address(cluster.sasl!.bootstrap), logger, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => ({ value: expired }) } }));
   assert.ok(err instanceof AuthenticationError, String(err));
   assert.match(err.message, /invalid_token|[Aa]uthentication failed/);
   for (const token of [good, expired]) assertNoSecret([...lines, exposed(err)], token);
@@ -127,7 +125,9 @@ test('TLS: the generated CA is trusted; without it the certificate is refused (n
       minBytes: 1,
       maxBytes,
       sessionEpoch: -1,
-      topics: [{ topic, topicId: md.topics[0]!.topicId, partitions: [{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: maxBytes }] }],
+      topics: [
+        { topic, topicId: md.topics[0]!.topicId, partitions: [{ partition: 0, fetchOffset: 0n, currentLeaderEpoch: -1, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: maxBytes }] },
+      ],
     });
     const partition = decodeResponseBody(Fetch, lease).responses[0]!.partitions[0]!;
     assert.is(partition.errorCode, 0);
@@ -176,7 +176,6 @@ test('a wrong password through BrokerPool: no retry storm (a handful of attempts
   assertNoSecret(lines, 'definitely-not-alice-secret');
 });
 
-
 // Issue 13: secured clusters from the CLI and from properties, as users paste them.
 const kwireBin = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/kwire.js');
 
@@ -214,10 +213,34 @@ test('kwire consume --config: a SASL_SSL cluster (SCRAM-SHA-256, the CA as a PEM
 
 test('kwire consume -X: SASL_PLAINTEXT with PLAIN; a wrong password fails with an authentication error that does not show it', async () => {
   const base = ['-X', `bootstrap.servers=${cluster.sasl!.bootstrap}`, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanism=PLAIN'];
-  const ok = await kwireConsume(...base, '-X', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="bob-secret";', '--topic', topic, '--partition', '0', '--from', 'earliest', '--max-records', '3', '--format', 'none');
+  const ok = await kwireConsume(
+    ...base,
+    '-X',
+    'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="bob-secret";',
+    '--topic',
+    topic,
+    '--partition',
+    '0',
+    '--from',
+    'earliest',
+    '--max-records',
+    '3',
+    '--format',
+    'none',
+  );
   assert.is(ok.code, 0, ok.stderr);
   assert.match(ok.stderr, /kwire consume: 3 records/);
-  const bad = await kwireConsume(...base, '-X', 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="not-bobs-secret-9876";', '--topic', topic, '--partition', '0', '--max-records', '1');
+  const bad = await kwireConsume(
+    ...base,
+    '-X',
+    'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="bob" password="not-bobs-secret-9876";',
+    '--topic',
+    topic,
+    '--partition',
+    '0',
+    '--max-records',
+    '1',
+  );
   assert.is(bad.code, 1);
   assert.match(bad.stderr, /auth/i);
   assert.not.match(bad.stderr + bad.stdout, /not-bobs-secret-9876/, 'the password is not in the output');

@@ -59,7 +59,11 @@ async function createTopic(_kafka: TestKafka, o: { topic: string; partitions: nu
   const pool = new BrokerPool({ bootstrapServers: kafka.bootstrap, clientId: 'kwire-test-admin' });
   try {
     const conn = await pool.bootstrap();
-    const res = await conn.request(CreateTopics, { topics: [{ name: o.topic, numPartitions: o.partitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 30_000, validateOnly: false });
+    const res = await conn.request(CreateTopics, {
+      topics: [{ name: o.topic, numPartitions: o.partitions, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 30_000,
+      validateOnly: false,
+    });
     assert.is(res.topics[0]!.errorCode, 0, `CreateTopics ${o.topic}: ${res.topics[0]!.errorMessage ?? ''}`);
   } finally {
     await pool.close();
@@ -206,23 +210,36 @@ test('explicit mode: a released record returns with deliveryCount + 1, a rejecte
   assert.ok(batch !== ('none' as unknown), 'the first records arrived');
   assert.is(batch.records.length, 4);
   for (const r of batch) seen.push({ value: r.value, deliveryCount: r.deliveryCount });
-  assert.equal(seen.map((s) => s.deliveryCount), [1, 1, 1, 1]);
+  assert.equal(
+    seen.map((s) => s.deliveryCount),
+    [1, 1, 1, 1],
+  );
   const [r0, r1, r2, r3] = batch.records;
   c.acknowledge(r0!, 'release');
   c.acknowledge(r1!, 'reject');
   const renewed = (await c.acknowledge(r2!, 'renew')) as ShareAcknowledgeResult[];
-  assert.equal(renewed.map((r) => r.error), [null], 'the broker renewed the lock');
+  assert.equal(
+    renewed.map((r) => r.error),
+    [null],
+    'the broker renewed the lock',
+  );
   assert.not.ok(r2!.acknowledged, 'a renewed record is still held');
   c.acknowledge(r2!, 'accept');
   c.acknowledge(r3!);
   assert.throws(() => c.acknowledge(r3!, 'accept'), /not held by this member/);
   const committed = await c.commitSync();
-  assert.equal(committed.map((r) => [r.records, r.error]), [[4, null]]);
+  assert.equal(
+    committed.map((r) => [r.records, r.error]),
+    [[4, null]],
+  );
   // Then only record 0, each time with a delivery count one higher; released at the broker's
   // group.share.delivery.count.limit (5 by default) it is archived.
   for (let count = 2; count <= 5; count++) {
     batch = (await nextOrNone(it, 30_000)) as ShareBatch<Buffer, string>;
-    assert.equal(batch.records.map((r) => [r.value, r.deliveryCount]), [[`${topic}:0:0`, count]]);
+    assert.equal(
+      batch.records.map((r) => [r.value, r.deliveryCount]),
+      [[`${topic}:0:0`, count]],
+    );
     c.acknowledge(batch.records[0]!, 'release');
   }
   // Nothing comes back: 0 is archived, 1 rejected, 2 and 3 accepted.
@@ -264,7 +281,11 @@ test('implicit mode: a loop that throws does not accept the record it was on; ac
     again.push([r.value, r.deliveryCount]);
     if (again.length === 3) break;
   }
-  assert.equal(again, [[`${topic}:0:2`, 2], [`${topic}:0:3`, 2], [`${topic}:0:4`, 2]]);
+  assert.equal(again, [
+    [`${topic}:0:2`, 2],
+    [`${topic}:0:3`, 2],
+    [`${topic}:0:4`, 2],
+  ]);
   await c.close();
 });
 
@@ -326,7 +347,10 @@ test('a member frozen past the acquisition lock: its records go to another membe
   const report = JSON.parse(line) as { lockExpired: number; accepted: number; results: { records: number; lockExpired: number; error: unknown }[] };
   assert.is(report.lockExpired, written.length, 'every held record counted as lock-expired');
   assert.is(report.accepted, 0, 'none acknowledged as if held');
-  assert.equal(report.results.map((r) => [r.records, r.lockExpired]), [[0, written.length]]);
+  assert.equal(
+    report.results.map((r) => [r.records, r.lockExpired]),
+    [[0, written.length]],
+  );
   await holder.exited;
   await c.close();
 });
@@ -374,7 +398,11 @@ test('close() is bounded and releases what was not finished: another member gets
   const b = share<Buffer, string>(groupId);
   await b.subscribe([topic]);
   const again = (await nextOrNone(b[Symbol.asyncIterator](), 10_000)) as ShareBatch<Buffer, string>;
-  assert.equal(again.records.map((r) => r.deliveryCount), [2, 2, 2, 2, 2, 2], 'delivered again without waiting for the lock');
+  assert.equal(
+    again.records.map((r) => r.deliveryCount),
+    [2, 2, 2, 2, 2, 2],
+    'delivered again without waiting for the lock',
+  );
   await b.close();
 });
 
@@ -398,8 +426,14 @@ test('kwire consume --share-group: json lines with deliveryCount; --ack release 
   };
   const released = await kwire('--ack', 'release', '--max-records', '3');
   assert.is(released.code, 0, released.stderr);
-  const lines = released.stdout.trim().split('\n').map((l) => JSON.parse(l) as { value: string; offset: string; deliveryCount: number });
-  assert.equal(lines.map((l) => [l.offset, l.value, l.deliveryCount]), [0, 1, 2].map((i) => [String(i), `${topic}:0:${i}`, 1]));
+  const lines = released.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { value: string; offset: string; deliveryCount: number });
+  assert.equal(
+    lines.map((l) => [l.offset, l.value, l.deliveryCount]),
+    [0, 1, 2].map((i) => [String(i), `${topic}:0:${i}`, 1]),
+  );
   assert.match(released.stderr, /share group .*: 3 records, .*acknowledged 0 accept, 5 release, 0 reject/);
   const accepted = await kwire('--format', 'value', '--max-records', '5');
   assert.is(accepted.code, 0, accepted.stderr);

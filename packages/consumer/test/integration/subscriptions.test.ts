@@ -33,7 +33,11 @@ function member(groupId: string, extra: Record<string, unknown> = {}): Consumer 
 
 async function topicWith(topic: string, n: number): Promise<void> {
   await producer.createTopics([topic]);
-  await producer.send(topic, 0, Array.from({ length: n }, (_, i) => ({ value: `${topic}:${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: n }, (_, i) => ({ value: `${topic}:${i}` })),
+  );
 }
 
 /**

@@ -50,7 +50,10 @@ test('read_committed: exactly the committed records, in order, tombstones and he
     got.map((r) => [Number(r.offset), r.key, r.value]),
     written.committed.map((r) => [r.offset, r.key, r.value]),
   );
-  assert.ok(got.some((r) => r.value === null), 'a committed tombstone is delivered');
+  assert.ok(
+    got.some((r) => r.value === null),
+    'a committed tombstone is delivered',
+  );
   assert.ok(got.every((r) => r.headers.some(([k, v]) => k === 'outcome' && v === 'commit')));
 });
 

@@ -37,12 +37,7 @@ function tps(s: string): TopicPartition[] {
 }
 
 /** Runs an assignor; returns member id -> "t-0 t-1" (sorted by topic, then partition). */
-function run(
-  assignor: Assignor,
-  members: MemberSubscription[],
-  counts: Record<string, number>,
-  racks?: Record<string, string[][]>,
-): Record<string, string> {
+function run(assignor: Assignor, members: MemberSubscription[], counts: Record<string, number>, racks?: Record<string, string[][]>): Record<string, string> {
   const partitionsPerTopic = new Map(Object.entries(counts));
   const result = assignor.assign({
     members,
@@ -103,7 +98,11 @@ test('range: different subscriptions and partition counts, topic by topic', () =
 });
 
 test('range: more members than partitions leaves the last ones idle', () => {
-  const got = run(new RangeAssignor(), ['m1', 'm2', 'm3', 'm4'].map((id) => member(id, ['t'])), { t: 2 });
+  const got = run(
+    new RangeAssignor(),
+    ['m1', 'm2', 'm3', 'm4'].map((id) => member(id, ['t'])),
+    { t: 2 },
+  );
   assert.equal(got, { m1: 't-0', m2: 't-1', m3: '', m4: '' });
 });
 
@@ -127,7 +126,14 @@ test('range, rack-aware: partitions go to members on a replica rack, within the 
   // Without member racks: plain ranges.
   assert.equal(run(new RangeAssignor(), [member('c0', ['t']), member('c1', ['t'])], { t: 4 }, racks), { c0: 't-0 t-1', c1: 't-2 t-3' });
   // Every partition on every rack: rack-awareness cannot help, plain ranges.
-  const everywhere = { t: [['a', 'b'], ['a', 'b'], ['a', 'b'], ['a', 'b']] };
+  const everywhere = {
+    t: [
+      ['a', 'b'],
+      ['a', 'b'],
+      ['a', 'b'],
+      ['a', 'b'],
+    ],
+  };
   assert.equal(run(new RangeAssignor(), members, { t: 4 }, everywhere), { c0: 't-0 t-1', c1: 't-2 t-3' });
 });
 
@@ -161,7 +167,14 @@ test('roundrobin: topics sorted by name (upper case first), static members first
 });
 
 test('roundrobin: idle members when there are more members than partitions', () => {
-  assert.equal(run(new RoundRobinAssignor(), ['x', 'y', 'z'].map((id) => member(id, ['t'])), { t: 1 }), { x: 't-0', y: '', z: '' });
+  assert.equal(
+    run(
+      new RoundRobinAssignor(),
+      ['x', 'y', 'z'].map((id) => member(id, ['t'])),
+      { t: 1 },
+    ),
+    { x: 't-0', y: '', z: '' },
+  );
 });
 
 // ---- sticky --------------------------------------------------------------------------------
@@ -176,21 +189,14 @@ test('sticky: a fresh group is dealt round-robin in member-id order within the q
 test('sticky: when a member leaves, the others keep everything and split its partitions', () => {
   // After c1 (t0-1 t1-0) leaves: quota 3, one member 4. c0 keeps its 3 and may take one more,
   // c2 keeps its 2 and is short: t0-1 goes to c2, then t1-0 to c0.
-  const members = [
-    member('c0', ['t0', 't1'], { userData: encodeStickyUserData(tps('t0-0 t0-3 t1-2'), 7) }),
-    member('c2', ['t0', 't1'], { userData: encodeStickyUserData(tps('t0-2 t1-1'), 7) }),
-  ];
+  const members = [member('c0', ['t0', 't1'], { userData: encodeStickyUserData(tps('t0-0 t0-3 t1-2'), 7) }), member('c2', ['t0', 't1'], { userData: encodeStickyUserData(tps('t0-2 t1-1'), 7) })];
   assert.equal(run(new StickyAssignor(), members, { t0: 4, t1: 3 }), { c0: 't0-0 t0-3 t1-0 t1-2', c2: 't0-1 t0-2 t1-1' });
 });
 
 test('sticky: a joining member takes partitions straight away (eager), the others keep the rest', () => {
   // A and B own t-0 t-1 and t-2 t-3; C joins. Quota 1, one member 2: A (first in Java's
   // HashMap order) keeps 2, B keeps 1 (t-2), C gets t-3 in the same rebalance.
-  const members = [
-    member('A', ['t'], { userData: encodeStickyUserData(tps('t-0 t-1'), 5) }),
-    member('B', ['t'], { userData: encodeStickyUserData(tps('t-2 t-3'), 5) }),
-    member('C', ['t']),
-  ];
+  const members = [member('A', ['t'], { userData: encodeStickyUserData(tps('t-0 t-1'), 5) }), member('B', ['t'], { userData: encodeStickyUserData(tps('t-2 t-3'), 5) }), member('C', ['t'])];
   assert.equal(run(new StickyAssignor(), members, { t: 4 }), { A: 't-0 t-1', B: 't-2', C: 't-3' });
 });
 
@@ -213,10 +219,7 @@ test('sticky, rack-aware: short members are filled from partitions on their rack
 test('sticky: different subscriptions keep ownership and balance what can move', () => {
   // a has t (4 partitions), b has t and u (2). Previously a had nothing, b had everything:
   // b keeps u (only b can have it) and, of t, gives a enough to balance 3 / 3.
-  const members = [
-    member('a', ['t'], { userData: encodeStickyUserData([], 3) }),
-    member('b', ['t', 'u'], { userData: encodeStickyUserData(tps('t-0 t-1 t-2 t-3 u-0 u-1'), 3) }),
-  ];
+  const members = [member('a', ['t'], { userData: encodeStickyUserData([], 3) }), member('b', ['t', 'u'], { userData: encodeStickyUserData(tps('t-0 t-1 t-2 t-3 u-0 u-1'), 3) })];
   const got = run(new StickyAssignor(), members, { t: 4, u: 2 });
   assert.equal(got.b!.split(' ').filter((x) => x.startsWith('u-')).length, 2);
   assert.is(got.a!.split(' ').length, 3);
@@ -227,11 +230,7 @@ test('sticky: different subscriptions keep ownership and balance what can move',
 
 test('cooperative-sticky: a joining member gets a moved partition only in the follow-up rebalance', () => {
   // Same group as the eager case: t-3 moves from B to C, so this time it is left out.
-  const round1 = [
-    member('A', ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 }),
-    member('B', ['t'], { ownedPartitions: tps('t-2 t-3'), generationId: 5 }),
-    member('C', ['t']),
-  ];
+  const round1 = [member('A', ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 }), member('B', ['t'], { ownedPartitions: tps('t-2 t-3'), generationId: 5 }), member('C', ['t'])];
   assert.equal(run(new CooperativeStickyAssignor(), round1, { t: 4 }), { A: 't-0 t-1', B: 't-2', C: '' });
   // B revokes t-3 and rejoins; now nobody owns it and C gets it.
   const round2 = [
@@ -244,12 +243,12 @@ test('cooperative-sticky: a joining member gets a moved partition only in the fo
 
 test('cooperative-sticky: a stale claim loses to the member of the newer generation, whatever the order', () => {
   // B (generation 3) still claims t-1, which A (generation 5) owns.
-  for (const ids of [['A', 'B'], ['zz', 'aa']]) {
+  for (const ids of [
+    ['A', 'B'],
+    ['zz', 'aa'],
+  ]) {
     const [a, b] = ids as [string, string];
-    const members = [
-      member(b, ['t'], { ownedPartitions: tps('t-1 t-2 t-3'), generationId: 3 }),
-      member(a, ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 }),
-    ];
+    const members = [member(b, ['t'], { ownedPartitions: tps('t-1 t-2 t-3'), generationId: 3 }), member(a, ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 })];
     assert.equal(run(new CooperativeStickyAssignor(), members, { t: 4 }), { [b]: 't-2 t-3', [a]: 't-0 t-1' }, `ids ${ids.join(', ')}`);
   }
 });
@@ -257,10 +256,7 @@ test('cooperative-sticky: a stale claim loses to the member of the newer generat
 test('cooperative-sticky: a partition claimed by two members of one generation is voided and held back', () => {
   // A and B both claim t-1 at generation 5: neither keeps it; it is assigned afresh (to A,
   // which is short), which counts as a transfer, so it stays unassigned this round.
-  const members = [
-    member('A', ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 }),
-    member('B', ['t'], { ownedPartitions: tps('t-1 t-2 t-3'), generationId: 5 }),
-  ];
+  const members = [member('A', ['t'], { ownedPartitions: tps('t-0 t-1'), generationId: 5 }), member('B', ['t'], { ownedPartitions: tps('t-1 t-2 t-3'), generationId: 5 })];
   assert.equal(run(new CooperativeStickyAssignor(), members, { t: 4 }), { A: 't-0', B: 't-2 t-3' });
   // The eager sticky assignor, given the same claims through user data, assigns it at once.
   const eager = [
@@ -304,8 +300,14 @@ test('protocol names, rebalance protocols and resolution of configured assignors
   const custom: Assignor = { name: 'mine', rebalanceProtocol: 'cooperative', subscriptionUserData: () => null, assign: () => new Map() };
   assert.is(resolveAssignors([custom, 'cooperative-sticky'])[0], custom);
   assert.is(commonRebalanceProtocol([custom, new CooperativeStickyAssignor()]), 'cooperative');
-  assert.throws(() => resolveAssignors(['nope']), (e: unknown) => e instanceof ConfigError && /unknown partition assignor "nope"/.test(e.message));
-  assert.throws(() => resolveAssignors(['range', 'range']), (e: unknown) => e instanceof ConfigError);
+  assert.throws(
+    () => resolveAssignors(['nope']),
+    (e: unknown) => e instanceof ConfigError && /unknown partition assignor "nope"/.test(e.message),
+  );
+  assert.throws(
+    () => resolveAssignors(['range', 'range']),
+    (e: unknown) => e instanceof ConfigError,
+  );
   assert.throws(() => commonRebalanceProtocol([custom, new RangeAssignor()]), /no common rebalance protocol/);
 });
 
@@ -336,7 +338,14 @@ test('checkAssignment reports what a broken custom assignor does', () => {
     ['b', { partitions: tps('t-0') }],
     ['ghost', { partitions: [] }],
   ]);
-  const problems = checkAssignment(members, new Map([['t', 2], ['u', 1]]), bad);
+  const problems = checkAssignment(
+    members,
+    new Map([
+      ['t', 2],
+      ['u', 1],
+    ]),
+    bad,
+  );
   assert.equal(problems, [
     'u-0 given to a, which is not subscribed to u',
     't-9 does not exist',

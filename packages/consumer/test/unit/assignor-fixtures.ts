@@ -203,7 +203,10 @@ export function simulate(
           event = `stale claim by ${x.id} of ${claimed.length} partitions of ${y.id}${equal ? ' (same generation)' : ''}`;
         } else {
           // Shuffle the join order: the leader sees the members in a new order.
-          members = members.map((m) => [r(), m] as const).sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+          members = members
+            .map((m) => [r(), m] as const)
+            .sort((a, b) => a[0] - b[0])
+            .map(([, m]) => m);
           event = 'rejoin in another order';
         }
       }

@@ -107,7 +107,10 @@ test('cooperative-sticky = eager sticky on the same claims, minus exactly the pa
     for (const m of r.members) {
       const coop = r.result.get(m.memberId)!.partitions.map(tpKey);
       const target = eager.get(m.memberId)!.partitions.map(tpKey);
-      assert.ok(coop.every((k) => target.includes(k)), `${r.where}: ${m.memberId} got ${coop} outside ${target}`);
+      assert.ok(
+        coop.every((k) => target.includes(k)),
+        `${r.where}: ${m.memberId} got ${coop} outside ${target}`,
+      );
       for (const k of target.filter((x) => !coop.includes(x))) {
         const others = r.members.filter((x) => x !== m && x.ownedPartitions.some((tp) => tpKey(tp) === k));
         assert.ok(others.length > 0, `${r.where}: ${k} held back from ${m.memberId} though nobody else owns it`);
@@ -184,7 +187,12 @@ test('cooperative-sticky: no partition moves directly between owners; held-back 
           for (const k of pending) assert.ok(given.has(k), `seed ${seed} round ${i}: ${k} still unassigned after the follow-up`);
         }
         const topics = new Set(members.flatMap((m) => m.topics));
-        pending = new Set([...c.partitionsPerTopic].filter(([t]) => topics.has(t)).flatMap(([t, n]) => Array.from({ length: n }, (_, p) => `${t}-${p}`)).filter((k) => !given.has(k)));
+        pending = new Set(
+          [...c.partitionsPerTopic]
+            .filter(([t]) => topics.has(t))
+            .flatMap(([t, n]) => Array.from({ length: n }, (_, p) => `${t}-${p}`))
+            .filter((k) => !given.has(k)),
+        );
         heldBack += pending.size;
       });
     }

@@ -53,7 +53,10 @@ test('a clean history passes', () => {
   assert.is(r.processed, 10);
   assert.is(r.unique, 10);
   assert.is(r.commits, 2);
-  assert.equal(r.closes.map((c) => c.durationMs), [10, 10]);
+  assert.equal(
+    r.closes.map((c) => c.durationMs),
+    [10, 10],
+  );
 });
 
 test('(1) an offset below the high watermark never processed', () => {

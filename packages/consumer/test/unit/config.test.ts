@@ -22,7 +22,10 @@ test('the Java defaults', () => {
 
 test('dotted Java names (and string values from a properties file) are accepted', () => {
   const c = resolveConfig({ 'bootstrap.servers': 'a:1,[::1]:2', 'group.id': 'g', 'fetch.max.wait.ms': '250', 'enable.auto.commit': 'false', 'auto.offset.reset': 'earliest' });
-  assert.equal(c.bootstrapServers, [{ host: 'a', port: 1 }, { host: '::1', port: 2 }]);
+  assert.equal(c.bootstrapServers, [
+    { host: 'a', port: 1 },
+    { host: '::1', port: 2 },
+  ]);
   assert.is(c.groupId, 'g');
   assert.is(c.fetchMaxWaitMs, 250);
   assert.is(c.enableAutoCommit, false);
@@ -45,7 +48,11 @@ test('bad configuration: a ConfigError naming the option in both spellings', () 
     [{ bootstrapServers: 'a:1', sasl: { mechanism: 'gssapi' } }, /sasl.mechanism must be/],
   ];
   for (const [config, message] of cases) {
-    assert.throws(() => resolveConfig(config), (e: unknown) => e instanceof ConfigError && message.test((e as Error).message), JSON.stringify(config));
+    assert.throws(
+      () => resolveConfig(config),
+      (e: unknown) => e instanceof ConfigError && message.test((e as Error).message),
+      JSON.stringify(config),
+    );
   }
 });
 

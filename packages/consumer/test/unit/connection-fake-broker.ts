@@ -4,15 +4,7 @@
 // frame cut into pieces, nothing at all). No module-level side effects: uvu may load this file.
 import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  API_DEFINITIONS,
-  decodeRequestFrame,
-  decodeRequestHeader,
-  encodeResponseFrame,
-  FrameSplitter,
-  Writer,
-  type RequestFrame,
-} from '@kwire/protocol';
+import { API_DEFINITIONS, decodeRequestFrame, decodeRequestHeader, encodeResponseFrame, FrameSplitter, Writer, type RequestFrame } from '@kwire/protocol';
 
 export interface FakeRequest extends RequestFrame {
   /** When the frame was complete at the broker (ms, performance.now()). */
@@ -139,10 +131,7 @@ export class FakeBroker {
       return;
     }
     if (reply.delayMs) await sleep(reply.delayMs);
-    const bytes =
-      'raw' in reply
-        ? reply.raw
-        : Buffer.from(encodeResponseFrame(req.apiKey, reply.version ?? req.apiVersion, reply.correlationId ?? req.correlationId, reply.body, this.writer));
+    const bytes = 'raw' in reply ? reply.raw : Buffer.from(encodeResponseFrame(req.apiKey, reply.version ?? req.apiVersion, reply.correlationId ?? req.correlationId, reply.body, this.writer));
     await writePieces(socket, bytes, reply.pieces, reply.gapMs ?? 2);
   }
 }
@@ -187,9 +176,11 @@ export function metadataBody(tag: string, throttleTimeMs = 0): unknown {
 /** Collects what a logger is given, to search it for secrets. */
 export function capturingLogger(): { logger: { debug: Fn; info: Fn; warn: Fn; error: Fn }; lines: string[] } {
   const lines: string[] = [];
-  const make = (level: string): Fn => (message, fields) => {
-    lines.push(`${level} ${message} ${JSON.stringify(fields ?? {}, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
-  };
+  const make =
+    (level: string): Fn =>
+    (message, fields) => {
+      lines.push(`${level} ${message} ${JSON.stringify(fields ?? {}, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    };
   return { logger: { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') }, lines };
 }
 type Fn = (message: string, fields?: Record<string, unknown>) => void;

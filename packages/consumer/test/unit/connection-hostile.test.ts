@@ -86,7 +86,11 @@ for (const [what, answer, pattern] of [
   ['a TLS listener (alert record 15 03 03 00 02 02 28)', TLS_ALERT, /answered with a TLS alert record \(fatal handshake_failure\): is this an SSL listener\? set `ssl`/],
   ['a web server', Buffer.from('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'), /answered with HTTP: this is a web server/],
   ['an SSH server', Buffer.from('SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n'), /answered with an SSH banner/],
-  ['a peer announcing a 200 MiB first frame', Buffer.from([0x0c, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01]), /the first answer announces 209715200 bytes, far more than any ApiVersions response \(at most 1048576\): this is probably not a Kafka listener/],
+  [
+    'a peer announcing a 200 MiB first frame',
+    Buffer.from([0x0c, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01]),
+    /the first answer announces 209715200 bytes, far more than any ApiVersions response \(at most 1048576\): this is probably not a Kafka listener/,
+  ],
 ] as const) {
   test(`wrong port, ${what}: a ConnectionError that says so within 3 s, less than 64 MiB allocated`, async () => {
     const port = await server((socket) => socket.once('data', () => socket.write(answer)));
@@ -246,9 +250,7 @@ test('SASL: a peer that stalls between rounds cannot hold a connect past socketC
 test('SASL: an OAUTHBEARER token provider that never settles is bounded by the same deadline', async () => {
   const b = await broker({ handlers: { [SaslHandshake.apiKey]: handshake } });
   const started = performance.now();
-  const err = await rejection(
-    Connection.connect({ ...b.address, socketConnectionSetupTimeoutMs: 300, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => new Promise(() => {}) } }),
-  );
+  const err = await rejection(Connection.connect({ ...b.address, socketConnectionSetupTimeoutMs: 300, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => new Promise(() => {}) } }));
   assert.ok(err instanceof ConnectionError, String(err));
   assert.match(err.message, /SASL OAUTHBEARER authentication did not complete within 300 ms/);
   assert.ok(performance.now() - started < 2000);

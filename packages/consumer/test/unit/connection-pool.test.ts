@@ -91,7 +91,7 @@ test('connections are created lazily, once per node and purpose, and shared by c
   assert.is(p.connections().length, 2);
 });
 
-test("the coordinator connection is separate: a long poll on it does not hold back data requests", async () => {
+test('the coordinator connection is separate: a long poll on it does not hold back data requests', async () => {
   const b = await broker();
   const p = pool({ bootstrapServers: `127.0.0.1:${b.port}` });
   const data = await p.get({ nodeId: 1, ...b.address }, 'data');

@@ -268,7 +268,11 @@ test('a response cut at every byte offset (two reads) arrives intact', async () 
     assert.is(res.clusterId, name, `cut at ${cut}`);
   }
   // Three pieces: the size prefix itself split, then the body split again.
-  for (const pieces of [[1, 3], [2, 6, 9], [3, 4, 5, 20]]) {
+  for (const pieces of [
+    [1, 3],
+    [2, 6, 9],
+    [3, 4, 5, 20],
+  ]) {
     cut = 0;
     b.handlers[Metadata.apiKey] = (req) => ({ body: metadataBody(topicOf(req)), pieces, gapMs: 3 });
     assert.is((await c.request(Metadata, { topics: [{ name: 'multi' }] as never })).clusterId, 'multi');
@@ -333,7 +337,7 @@ test('a 5 MiB frame arriving in small pieces lands in one pool buffer of its siz
   await c.close();
 });
 
-test('requestFrame: a small frame is the caller\'s copy, still valid after later reads', async () => {
+test("requestFrame: a small frame is the caller's copy, still valid after later reads", async () => {
   const b = await broker({ handlers: { [Metadata.apiKey]: metadataEcho } });
   const c = await connect(b);
   const l1 = await c.requestFrame(Metadata, { topics: [{ name: 'first' }] as never });
@@ -496,9 +500,7 @@ test('connect failures: a refused port, and a TLS handshake that never completes
   await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
   try {
     const started = performance.now();
-    const err = await rejection(
-      Connection.connect({ host: '127.0.0.1', port: (mute.address() as { port: number }).port, ssl: true, socketConnectionSetupTimeoutMs: 200 }),
-    );
+    const err = await rejection(Connection.connect({ host: '127.0.0.1', port: (mute.address() as { port: number }).port, ssl: true, socketConnectionSetupTimeoutMs: 200 }));
     assert.ok(err instanceof ConnectionError, String(err));
     assert.match(err.message, /within 200 ms \(socketConnectionSetupTimeoutMs\)/);
     assert.ok(performance.now() - started < 1500);

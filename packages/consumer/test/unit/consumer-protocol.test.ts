@@ -5,12 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isKafkaProtocolError } from '@kwire/protocol';
-import {
-  decodeCooperativeStickyUserData,
-  decodeStickyUserData,
-  encodeCooperativeStickyUserData,
-  encodeStickyUserData,
-} from '../../src/group/assignors/index.js';
+import { decodeCooperativeStickyUserData, decodeStickyUserData, encodeCooperativeStickyUserData, encodeStickyUserData } from '../../src/group/assignors/index.js';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription, memberSubscription } from '../../src/group/consumer-protocol.js';
 
 /** Hex digits, spaces and newlines; `#` starts a comment to the end of the line. */
@@ -63,10 +58,7 @@ test('subscription v3: the bytes, written by hand', () => {
 
 test('subscription v0-v2: each version ends where its fields end', () => {
   assert.is(encodeSubscription(SUBSCRIPTION, 0).toString('hex'), '0000' + '00000002000161000162' + '000000020102');
-  assert.is(
-    encodeSubscription(SUBSCRIPTION, 1).toString('hex'),
-    '0001' + '00000002000161000162' + '000000020102' + '00000002' + '00016100000002' + '0000000000000002' + '0001620000000100000001',
-  );
+  assert.is(encodeSubscription(SUBSCRIPTION, 1).toString('hex'), '0001' + '00000002000161000162' + '000000020102' + '00000002' + '00016100000002' + '0000000000000002' + '0001620000000100000001');
   assert.is(encodeSubscription(SUBSCRIPTION, 2).toString('hex'), encodeSubscription(SUBSCRIPTION, 1).toString('hex').replace(/^0001/, '0002') + '00000007');
   // What older versions cannot carry reads as the defaults.
   for (const v of [0, 1, 2, 3]) {
@@ -108,14 +100,31 @@ test('subscription from a newer client: read as v3, trailing fields ignored', ()
 
 test('subscription errors: negative version, truncation, bad versions to write', () => {
   for (const bad of [hex('ffff 00000000 ffffffff'), SUBSCRIPTION_V3.subarray(0, SUBSCRIPTION_V3.length - 1), hex('00'), Buffer.alloc(0)]) {
-    assert.throws(() => decodeSubscription(bad), (e: unknown) => isKafkaProtocolError(e), bad.toString('hex'));
+    assert.throws(
+      () => decodeSubscription(bad),
+      (e: unknown) => isKafkaProtocolError(e),
+      bad.toString('hex'),
+    );
   }
-  assert.throws(() => encodeSubscription(SUBSCRIPTION, 4), (e: unknown) => isKafkaProtocolError(e) && e.reason === 'unsupported-version');
-  assert.throws(() => encodeSubscription(SUBSCRIPTION, -1), (e: unknown) => isKafkaProtocolError(e));
+  assert.throws(
+    () => encodeSubscription(SUBSCRIPTION, 4),
+    (e: unknown) => isKafkaProtocolError(e) && e.reason === 'unsupported-version',
+  );
+  assert.throws(
+    () => encodeSubscription(SUBSCRIPTION, -1),
+    (e: unknown) => isKafkaProtocolError(e),
+  );
 });
 
 test('assignment v3: the bytes, written by hand; partitions grouped by topic in order of appearance', () => {
-  const a = { partitions: [{ topic: 't', partition: 2 }, { topic: 'u', partition: 0 }, { topic: 't', partition: 0 }], userData: null };
+  const a = {
+    partitions: [
+      { topic: 't', partition: 2 },
+      { topic: 'u', partition: 0 },
+      { topic: 't', partition: 0 },
+    ],
+    userData: null,
+  };
   const bytes = hex(`
     0003
     00000002
@@ -126,7 +135,11 @@ test('assignment v3: the bytes, written by hand; partitions grouped by topic in 
   assert.is(encodeAssignment(a).toString('hex'), bytes.toString('hex'));
   assert.equal(decodeAssignment(bytes), {
     version: 3,
-    partitions: [{ topic: 't', partition: 2 }, { topic: 't', partition: 0 }, { topic: 'u', partition: 0 }],
+    partitions: [
+      { topic: 't', partition: 2 },
+      { topic: 't', partition: 0 },
+      { topic: 'u', partition: 0 },
+    ],
     userData: null,
   });
 });
@@ -143,15 +156,24 @@ test('assignment v0-v3 share one layout; user data round trips', () => {
   assert.is(body, '00000001' + '00066f7264657273' + '0000000100000005' + '00000002' + '6869');
 });
 
-test('assignment: empty bytes mean no partitions; Java\'s empty assignment; newer versions', () => {
+test("assignment: empty bytes mean no partitions; Java's empty assignment; newer versions", () => {
   assert.equal(decodeAssignment(Buffer.alloc(0)), { version: -1, partitions: [], userData: null });
   assert.equal(decodeAssignment(hex('0003 00000000 ffffffff')), { version: 3, partitions: [], userData: null });
   assert.equal(encodeAssignment({ partitions: [] }), hex('0003 00000000 ffffffff'));
   const v9 = hex('0009 00000001 0001 74 00000001 00000003 ffffffff 0102030405');
   assert.equal(decodeAssignment(v9), { version: 9, partitions: [{ topic: 't', partition: 3 }], userData: null });
-  assert.throws(() => decodeAssignment(hex('0003 00000001 0001')), (e: unknown) => isKafkaProtocolError(e) && e.reason === 'invalid-length');
-  assert.throws(() => decodeAssignment(hex('0003 00000001 0001 74 00000001 00000003 ffff')), (e: unknown) => isKafkaProtocolError(e) && e.reason === 'truncated');
-  assert.throws(() => decodeAssignment(hex('fffe 00000000 ffffffff')), (e: unknown) => isKafkaProtocolError(e) && e.reason === 'unsupported-version');
+  assert.throws(
+    () => decodeAssignment(hex('0003 00000001 0001')),
+    (e: unknown) => isKafkaProtocolError(e) && e.reason === 'invalid-length',
+  );
+  assert.throws(
+    () => decodeAssignment(hex('0003 00000001 0001 74 00000001 00000003 ffff')),
+    (e: unknown) => isKafkaProtocolError(e) && e.reason === 'truncated',
+  );
+  assert.throws(
+    () => decodeAssignment(hex('fffe 00000000 ffffffff')),
+    (e: unknown) => isKafkaProtocolError(e) && e.reason === 'unsupported-version',
+  );
 });
 
 test('decoded user data is a copy, not a view of the frame', () => {

@@ -116,7 +116,10 @@ test('the same batch under the default cap (64 MiB) is delivered', async () => {
 test('maxDecompressedBytes is checked like every option', () => {
   assert.is(resolveConfig({ bootstrapServers: 'h:1' }).maxDecompressedBytes, 64 * 1024 * 1024);
   assert.is(resolveConfig({ bootstrapServers: 'h:1', maxDecompressedBytes: '1048576' }).maxDecompressedBytes, 1048576);
-  assert.throws(() => resolveConfig({ bootstrapServers: 'h:1', maxDecompressedBytes: 0 }), (e: unknown) => e instanceof ConfigError && /maxDecompressedBytes must be an integer from 1/.test((e as Error).message));
+  assert.throws(
+    () => resolveConfig({ bootstrapServers: 'h:1', maxDecompressedBytes: 0 }),
+    (e: unknown) => e instanceof ConfigError && /maxDecompressedBytes must be an integer from 1/.test((e as Error).message),
+  );
 });
 
 test('the resolved config shows [redacted] for passwords, keys and passphrases under inspect, JSON and a logger', () => {

@@ -56,7 +56,9 @@ export class FakeCluster {
     h[ApiKey.OffsetFetch] = (req) => c.offsetFetch(req);
     h[ApiKey.OffsetCommit] = (req) => c.offsetCommit(req);
     h[ApiKey.ConsumerGroupHeartbeat] = (req) => c.consumerGroupHeartbeat(req);
-    h[ApiKey.LeaveGroup] = (req) => ({ body: { throttleTimeMs: 0, errorCode: 0, members: ((req.body as Any).members as Any[]).map((m) => ({ memberId: m.memberId, groupInstanceId: null, errorCode: 0 })) } });
+    h[ApiKey.LeaveGroup] = (req) => ({
+      body: { throttleTimeMs: 0, errorCode: 0, members: ((req.body as Any).members as Any[]).map((m) => ({ memberId: m.memberId, groupInstanceId: null, errorCode: 0 })) },
+    });
     return c;
   }
 
@@ -161,7 +163,14 @@ export class FakeCluster {
         topicId: t.topicId,
         partitions: (t.partitions as Any[]).map((fp) => {
           const p = this.partition(t.topic, fp.partition);
-          const base = { partitionIndex: fp.partition, highWatermark: BigInt(p.log.length), lastStableOffset: BigInt(p.log.length), logStartOffset: 0n, abortedTransactions: null, preferredReadReplica: -1 };
+          const base = {
+            partitionIndex: fp.partition,
+            highWatermark: BigInt(p.log.length),
+            lastStableOffset: BigInt(p.log.length),
+            logStartOffset: 0n,
+            abortedTransactions: null,
+            preferredReadReplica: -1,
+          };
           if (injected) return { ...base, errorCode: injected, records: null };
           if (this.fenceStaleEpochs && fp.currentLeaderEpoch >= 0 && fp.currentLeaderEpoch < p.leaderEpoch) return { ...base, errorCode: ErrorCode.FENCED_LEADER_EPOCH, records: null };
           if (fp.lastFetchedEpoch >= 0) {
@@ -237,7 +246,8 @@ export class FakeCluster {
   private joinGroup(req: FakeRequest): Reply {
     const body = req.body as Any;
     const code = this.takeError(ApiKey.JoinGroup, req);
-    if (code) return { body: { throttleTimeMs: 0, errorCode: code, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId: body.memberId, members: [] } };
+    if (code)
+      return { body: { throttleTimeMs: 0, errorCode: code, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId: body.memberId, members: [] } };
     const memberId = body.memberId || `member-${++this.memberSeq}`;
     const protocol = (body.protocols as Any[])[0]!;
     this.generation++;
@@ -333,7 +343,12 @@ function encodeByEpoch(records: readonly LogRecord[]): Buffer | null {
   for (let i = 1; i <= records.length; i++) {
     if (i === records.length || records[i]!.epoch !== records[start]!.epoch) {
       const run = records.slice(start, i);
-      batches.push(encodeRecordBatch(run.map((r) => ({ value: r.value })), { baseOffset: run[0]!.offset, partitionLeaderEpoch: run[0]!.epoch }));
+      batches.push(
+        encodeRecordBatch(
+          run.map((r) => ({ value: r.value })),
+          { baseOffset: run[0]!.offset, partitionLeaderEpoch: run[0]!.epoch },
+        ),
+      );
       start = i;
     }
   }

@@ -21,7 +21,20 @@ const event = (c: Consumer, name: 'lost' | 'revoked' | 'assigned' | 'joined', wh
 async function setUp(extra: Record<string, unknown> = {}): Promise<{ cluster: FakeCluster; c: Consumer; batch: ConsumerBatch }> {
   const cluster = await FakeCluster.start();
   cluster.createTopic('t', 1, 20, 0);
-  const c = createConsumer({ bootstrapServers: cluster.bootstrap, groupId: 'g', autoOffsetReset: 'earliest', fetchMaxWaitMs: 50, heartbeatIntervalMs: 100, sessionTimeoutMs: 6_000, retryBackoffMs: 20, requestTimeoutMs: 2_000, maxPollRecords: 10, enableAutoCommit: true, autoCommitIntervalMs: 600_000, ...extra });
+  const c = createConsumer({
+    bootstrapServers: cluster.bootstrap,
+    groupId: 'g',
+    autoOffsetReset: 'earliest',
+    fetchMaxWaitMs: 50,
+    heartbeatIntervalMs: 100,
+    sessionTimeoutMs: 6_000,
+    retryBackoffMs: 20,
+    requestTimeoutMs: 2_000,
+    maxPollRecords: 10,
+    enableAutoCommit: true,
+    autoCommitIntervalMs: 600_000,
+    ...extra,
+  });
   await c.subscribe({ topics: ['t'] });
   const it = c[Symbol.asyncIterator]();
   const { value } = await within(it.next(), 15_000, 'the first batch');
@@ -55,7 +68,14 @@ for (const code of [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATIO
       batch.release();
       const joins = cluster.broker.of(ApiKey.JoinGroup).length;
       cluster.inject(ApiKey.OffsetCommit, code);
-      const err = await within(c.commitSync().then(() => undefined, (e: unknown) => e), 10_000, 'commitSync');
+      const err = await within(
+        c.commitSync().then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+        10_000,
+        'commitSync',
+      );
       assert.instance(err, CommitFailedError);
       assert.is((err as CommitFailedError).errorCode, code);
       assert.is(cluster.committed.get('t\u00000'), undefined, 'nothing committed');
@@ -151,7 +171,14 @@ test('KIP-848: a commit answered STALE_MEMBER_EPOCH is a CommitFailedError and c
   try {
     batch.release();
     cluster.inject(ApiKey.OffsetCommit, ErrorCode.STALE_MEMBER_EPOCH);
-    const err = await within(c.commitSync().then(() => undefined, (e: unknown) => e), 10_000, 'commitSync');
+    const err = await within(
+      c.commitSync().then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+      10_000,
+      'commitSync',
+    );
     assert.instance(err, CommitFailedError);
     assert.is(cluster.committed.get('t\u00000'), undefined);
     await within(c.commitSync(), 10_000, 'the next commit');

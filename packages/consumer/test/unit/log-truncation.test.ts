@@ -61,8 +61,14 @@ test('a Fetch answered with a diverging epoch moves the position to the divergen
     }
     assert.equal(again, expected(6, 10, 1), 'the records the new leader holds at 6..9, read again');
     assert.is(c.metrics().truncations, 1);
-    const fetches = cluster.broker.of(ApiKey.Fetch).map((r) => (r.body as { topics: { partitions: { fetchOffset: bigint; lastFetchedEpoch: number }[] }[] }).topics[0]?.partitions[0]).filter((p) => p !== undefined);
-    assert.ok(fetches.some((p) => p!.fetchOffset === 10n && p!.lastFetchedEpoch === 0), 'Fetch carried the epoch of the last batch fetched');
+    const fetches = cluster.broker
+      .of(ApiKey.Fetch)
+      .map((r) => (r.body as { topics: { partitions: { fetchOffset: bigint; lastFetchedEpoch: number }[] }[] }).topics[0]?.partitions[0])
+      .filter((p) => p !== undefined);
+    assert.ok(
+      fetches.some((p) => p!.fetchOffset === 10n && p!.lastFetchedEpoch === 0),
+      'Fetch carried the epoch of the last batch fetched',
+    );
     assert.is(cluster.broker.of(ApiKey.OffsetForLeaderEpoch).length, 0, 'the Fetch alone told');
     await it.return?.();
   } finally {
@@ -83,8 +89,13 @@ test('a leader change is validated with OffsetForLeaderEpoch before fetching on'
     cluster.append('t', 0, 3);
     const [change] = await truncated;
     assert.equal([change.from, change.to], [10n, 7n]);
-    const validations = cluster.broker.of(ApiKey.OffsetForLeaderEpoch).map((r) => (r.body as { topics: { partitions: { leaderEpoch: number; currentLeaderEpoch: number }[] }[] }).topics[0]!.partitions[0]!);
-    assert.ok(validations.some((v) => v.leaderEpoch === 3 && v.currentLeaderEpoch === 4), `asked for the end of epoch 3 under leader epoch 4: ${JSON.stringify(validations)}`);
+    const validations = cluster.broker
+      .of(ApiKey.OffsetForLeaderEpoch)
+      .map((r) => (r.body as { topics: { partitions: { leaderEpoch: number; currentLeaderEpoch: number }[] }[] }).topics[0]!.partitions[0]!);
+    assert.ok(
+      validations.some((v) => v.leaderEpoch === 3 && v.currentLeaderEpoch === 4),
+      `asked for the end of epoch 3 under leader epoch 4: ${JSON.stringify(validations)}`,
+    );
     assert.equal(await records(c, 3), expected(7, 10, 4));
   } finally {
     await c.close({ timeoutMs: 2_000 });
@@ -92,7 +103,7 @@ test('a leader change is validated with OffsetForLeaderEpoch before fetching on'
   }
 });
 
-test("auto.offset.reset none: a truncation is a LogTruncationError naming the divergence point", async () => {
+test('auto.offset.reset none: a truncation is a LogTruncationError naming the divergence point', async () => {
   const cluster = await FakeCluster.start();
   cluster.createTopic('t', 1, 10, 0);
   const c = consumer(cluster, { autoOffsetReset: 'none' });

@@ -158,14 +158,24 @@ async function fakeBroker(seed: number, peer: () => number, clusterId: string): 
         out = encodeResponseFrame(18, h.apiVersion, h.correlationId, { errorCode: 0, apiKeys: [{ apiKey: 3, minVersion: 0, maxVersion: 13 }] });
         break;
       case ApiKey.Metadata:
-        out = h.apiVersion === 4
-          ? metadataV4(h.correlationId, [{ id: me.nodeId, host: me.host, port: me.port }, { id: other.nodeId, host: other.host, port: other.port }])
-          : encodeResponseFrame(3, h.apiVersion, h.correlationId, { brokers: [me, other], clusterId, controllerId: 1, topics: [] });
+        out =
+          h.apiVersion === 4
+            ? metadataV4(h.correlationId, [
+                { id: me.nodeId, host: me.host, port: me.port },
+                { id: other.nodeId, host: other.host, port: other.port },
+              ])
+            : encodeResponseFrame(3, h.apiVersion, h.correlationId, { brokers: [me, other], clusterId, controllerId: 1, topics: [] });
         break;
       case ApiKey.FindCoordinator:
-        out = h.apiVersion === 2
-          ? findCoordinatorV2(h.correlationId, other.host, other.port)
-          : encodeResponseFrame(10, h.apiVersion, h.correlationId, { coordinators: [{ key: 'g', nodeId: 2, host: other.host, port: other.port, errorCode: 0, errorMessage: null }, { key: 'x', nodeId: -1, host: '', port: -1, errorCode: 15, errorMessage: 'not available' }] });
+        out =
+          h.apiVersion === 2
+            ? findCoordinatorV2(h.correlationId, other.host, other.port)
+            : encodeResponseFrame(10, h.apiVersion, h.correlationId, {
+                coordinators: [
+                  { key: 'g', nodeId: 2, host: other.host, port: other.port, errorCode: 0, errorMessage: null },
+                  { key: 'x', nodeId: -1, host: '', port: -1, errorCode: 15, errorMessage: 'not available' },
+                ],
+              });
         break;
       case ApiKey.Produce:
         // acks=0: Kafka sends nothing back.
@@ -228,11 +238,26 @@ class Client {
 }
 
 function readIndex(dir: string): IndexLine[] {
-  return readFileSync(join(dir, 'index.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as IndexLine);
+  return readFileSync(join(dir, 'index.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as IndexLine);
 }
 
 function produce(version: number, correlationId: number, acks: number): Buffer {
-  return Buffer.from(encodeRequestFrame({ apiKey: 0, apiVersion: version, correlationId, clientId: 'c', body: { acks, timeoutMs: 1000, topicData: [{ name: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: encodeRecordBatch([{ value: `record ${correlationId}`, timestamp: 1 }]) }] }] } }));
+  return Buffer.from(
+    encodeRequestFrame({
+      apiKey: 0,
+      apiVersion: version,
+      correlationId,
+      clientId: 'c',
+      body: {
+        acks,
+        timeoutMs: 1000,
+        topicData: [{ name: 't', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: encodeRecordBatch([{ value: `record ${correlationId}`, timestamp: 1 }]) }] }],
+      },
+    }),
+  );
 }
 
 test('bytes pass unchanged, pipelined exchanges are paired, addresses are rewritten, acks=0 gets no response', async () => {
@@ -268,7 +293,10 @@ test('bytes pass unchanged, pipelined exchanges are paired, addresses are rewrit
   assert.is(md.clusterId, 'cluster-of-one');
   assert.is(`${md.brokers[0]!.host}:${md.brokers[0]!.port}`, proxy.address, 'broker 1 (the target) is the first listener');
   const second = `${md.brokers[1]!.host}:${md.brokers[1]!.port}`;
-  assert.ok(proxied.some((l) => l.broker === `127.0.0.1:${b2.port}` && l.listen === second), 'broker 2 got a listener of its own');
+  assert.ok(
+    proxied.some((l) => l.broker === `127.0.0.1:${b2.port}` && l.listen === second),
+    'broker 2 got a listener of its own',
+  );
   // Metadata v4: size, correlation id, throttle, broker count (16 bytes); broker 1: id, "127.0.0.1",
   // port, null rack (21 bytes); broker 2: id, "127.0.0.1", then its port.
   assert.is(client.frames[2]!.readInt32BE(16 + 21 + 4 + 11), Number(second.split(':')[1]), 'the Metadata v4 answer carries the listener port (spliced)');
@@ -288,7 +316,7 @@ test('bytes pass unchanged, pipelined exchanges are paired, addresses are rewrit
 
   // Byte for byte: what the client sent is what the broker got and what was recorded.
   const sent = Buffer.concat(client.sent);
-  assert.ok(Buffer.concat(b1.received[0]!).equals(sent), 'the broker received exactly the client\'s bytes');
+  assert.ok(Buffer.concat(b1.received[0]!).equals(sent), "the broker received exactly the client's bytes");
   assert.ok(readFileSync(join(dir, streamFileName(1, 'client'))).equals(sent), 'conn-0001.client.bin holds them');
   // What the client got is the broker's stream with the rewritten frames in place of the originals.
   const index = readIndex(dir);
@@ -298,14 +326,29 @@ test('bytes pass unchanged, pipelined exchanges are paired, addresses are rewrit
   const expected: Buffer[] = [];
   for (const x of [...exchanges].sort((a, b) => a.request.offset - b.request.offset)) {
     if (!x.response) continue;
-    expected.push(x.rewritten ? rewrittenStream.subarray(x.rewritten.offset, x.rewritten.offset + x.rewritten.length) : brokerStream.subarray(x.response.offset, x.response.offset + x.response.length));
+    expected.push(
+      x.rewritten ? rewrittenStream.subarray(x.rewritten.offset, x.rewritten.offset + x.rewritten.length) : brokerStream.subarray(x.response.offset, x.response.offset + x.response.length),
+    );
   }
-  assert.ok(Buffer.concat(client.received).equals(Buffer.concat(expected)), 'the client received the broker\'s bytes, rewritten frames aside');
-  assert.is(brokerStream.length, exchanges.reduce((n, x) => n + (x.response?.length ?? 0), 0), 'every broker byte belongs to an indexed response');
+  assert.ok(Buffer.concat(client.received).equals(Buffer.concat(expected)), "the client received the broker's bytes, rewritten frames aside");
+  assert.is(
+    brokerStream.length,
+    exchanges.reduce((n, x) => n + (x.response?.length ?? 0), 0),
+    'every broker byte belongs to an indexed response',
+  );
 
   // The index: every exchange with its api, version and correlation id.
   const seen = exchanges.map((x) => [x.apiKey, x.apiVersion, x.correlationId]).sort((a, b) => a[2]! - b[2]!);
-  assert.equal(seen, [[18, 4, 1], [3, 12, 2], [0, 13, 3], [3, 4, 4], [0, 9, 5], [10, 6, 6], [10, 2, 7], [22, 5, 8]]);
+  assert.equal(seen, [
+    [18, 4, 1],
+    [3, 12, 2],
+    [0, 13, 3],
+    [3, 4, 4],
+    [0, 9, 5],
+    [10, 6, 6],
+    [10, 2, 7],
+    [22, 5, 8],
+  ]);
   const byId = new Map(exchanges.map((x) => [x.correlationId, x]));
   assert.is(byId.get(3)!.noResponse, 'acks=0');
   assert.is(byId.get(3)!.response, null);
@@ -345,7 +388,10 @@ test('bytes that are not Kafka frames: still forwarded and recorded, no longer i
   await proxy.stop();
   const index = readIndex(dir);
   const blind = index.filter((l) => l.type === 'blind');
-  assert.equal(blind.map((b) => b.type === 'blind' && b.stream), ['client', 'broker']);
+  assert.equal(
+    blind.map((b) => b.type === 'blind' && b.stream),
+    ['client', 'broker'],
+  );
   assert.ok(blind[0]!.type === 'blind' && blind[0]!.offset === api.length && /not Kafka/.test(blind[0]!.reason));
   assert.is(index.filter((l) => l.type === 'exchange').length, 1);
   assert.ok(readFileSync(join(dir, streamFileName(1, 'client'))).equals(Buffer.concat([api, garbage])));
@@ -390,7 +436,13 @@ test('an API key Kafka does not define (yet) is indexed and passed through like 
   await proxy.stop();
   const index = readIndex(dir);
   const x = index.filter((l): l is ExchangeLine => l.type === 'exchange');
-  assert.equal(x.map((e) => [e.apiKey, e.apiName, e.correlationId]), [[500, null, 41], [18, 'ApiVersions', 42]]);
+  assert.equal(
+    x.map((e) => [e.apiKey, e.apiName, e.correlationId]),
+    [
+      [500, null, 41],
+      [18, 'ApiVersions', 42],
+    ],
+  );
   assert.not.ok(index.some((l) => l.type === 'blind'));
   const report = runConformance(dir);
   assert.ok(report.ok, formatReport(report));

@@ -150,7 +150,10 @@ test('kwire record: no password or token bytes on disk by default; owner-only fi
   for (const f of readdirSync(dir)) assert.is(statSync(join(dir, f)).mode & 0o777, 0o600, f);
   const report = runConformance(dir);
   assert.ok(report.ok, formatReport(report));
-  assert.ok(report.rows.some((r) => r.name === 'SaslAuthenticate' && r.passed >= 2), formatReport(report));
+  assert.ok(
+    report.rows.some((r) => r.name === 'SaslAuthenticate' && r.passed >= 2),
+    formatReport(report),
+  );
 });
 
 test('kwire record --keep-secrets: the secrets are recorded as sent', async () => {

@@ -46,14 +46,20 @@ test('SCRAM: a server signature that does not verify is refused', async () => {
   // One bit off in the RFC's signature.
   const good = Buffer.from('6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=', 'base64');
   good[0]! ^= 1;
-  assert.throws(() => scram.verifyServerFinal(`v=${good.toString('base64')}`), (e: unknown) => e instanceof AuthenticationError && /server signature does not verify/.test((e as Error).message));
+  assert.throws(
+    () => scram.verifyServerFinal(`v=${good.toString('base64')}`),
+    (e: unknown) => e instanceof AuthenticationError && /server signature does not verify/.test((e as Error).message),
+  );
   assert.throws(() => scram.verifyServerFinal('v='), /does not verify/);
   assert.throws(() => scram.verifyServerFinal('x=1'), /no verifier/);
 });
 
 test('SCRAM: the e= attribute of server-final is an AuthenticationError carrying the server error', async () => {
   const scram = await rfcClientAtFinal();
-  assert.throws(() => scram.verifyServerFinal('e=invalid-proof'), (e: unknown) => e instanceof AuthenticationError && /e=invalid-proof/.test((e as Error).message));
+  assert.throws(
+    () => scram.verifyServerFinal('e=invalid-proof'),
+    (e: unknown) => e instanceof AuthenticationError && /e=invalid-proof/.test((e as Error).message),
+  );
 });
 
 test('SCRAM: a server nonce that does not extend ours, or too few iterations, is refused before any proof is sent', async () => {
@@ -198,7 +204,10 @@ for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const) {
       assert.not.ok(err.retriable);
       assert.match(err.message, new RegExp(`SASL ${mechanism} authentication of user "alice" failed: Authentication failed during authentication due to invalid credentials`));
       assertNoSecrets([...lines, exposed(err)], [PASSWORD, wrong]);
-      assert.ok(lines.some((l) => l.includes('authenticated') && l.includes('"username":"alice"')), 'the success was logged (without the password)');
+      assert.ok(
+        lines.some((l) => l.includes('authenticated') && l.includes('"username":"alice"')),
+        'the success was logged (without the password)',
+      );
     } finally {
       await b.stop();
     }
@@ -219,12 +228,15 @@ test('SCRAM through a Connection: a broker whose server signature does not verif
 });
 
 test('PLAIN through a Connection: a broker message that echoes the password is scrubbed', async () => {
-  const b = await saslBroker((req) => {
-    const [, user, pass] = (req.body as { authBytes: Buffer }).authBytes.toString('utf8').split('\0');
-    if (user === 'alice' && pass === PASSWORD) return { body: { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n } };
-    // A careless broker (or proxy) quoting what it got.
-    return { body: { errorCode: 58, errorMessage: `bad password ${pass} for ${user}`, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n } };
-  }, ['PLAIN']);
+  const b = await saslBroker(
+    (req) => {
+      const [, user, pass] = (req.body as { authBytes: Buffer }).authBytes.toString('utf8').split('\0');
+      if (user === 'alice' && pass === PASSWORD) return { body: { errorCode: 0, errorMessage: null, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n } };
+      // A careless broker (or proxy) quoting what it got.
+      return { body: { errorCode: 58, errorMessage: `bad password ${pass} for ${user}`, authBytes: Buffer.alloc(0), sessionLifetimeMs: 0n } };
+    },
+    ['PLAIN'],
+  );
   const { logger, lines } = capturingLogger();
   try {
     const ok = await Connection.connect({ ...b.address, logger, sasl: { mechanism: 'plain', username: 'alice', password: PASSWORD } });
@@ -296,9 +308,7 @@ test('OAUTHBEARER through a Connection: a rejected token fails after the 0x01 ac
   const b = await saslBroker(oauthServer(0n), ['OAUTHBEARER']);
   const { logger, lines } = capturingLogger();
   try {
-    const err = await rejection(
-      Connection.connect({ ...b.address, logger, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => ({ value: `bad-${TOKEN_SECRET}` }) } }),
-    );
+    const err = await rejection(Connection.connect({ ...b.address, logger, sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => ({ value: `bad-${TOKEN_SECRET}` }) } }));
     assert.ok(err instanceof AuthenticationError, String(err));
     assert.match(err.message, /invalid_token/);
     const sent = b.of(SaslAuthenticate.apiKey).map((r) => (r.body as { authBytes: Buffer }).authBytes);

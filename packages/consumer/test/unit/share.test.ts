@@ -25,7 +25,10 @@ test('config: Java 4.4 defaults, dotted names accepted', () => {
 });
 
 test('config: group-side settings and bad values are refused with the reason', () => {
-  assert.throws(() => resolveShareConfig({ bootstrapServers: 'b:9092' }), (e: unknown) => e instanceof ConfigError && /groupId \(group.id\) is required/.test((e as Error).message));
+  assert.throws(
+    () => resolveShareConfig({ bootstrapServers: 'b:9092' }),
+    (e: unknown) => e instanceof ConfigError && /groupId \(group.id\) is required/.test((e as Error).message),
+  );
   assert.throws(() => resolveShareConfig({ bootstrapServers: 'b:9092', groupId: 'g', autoOffsetReset: 'earliest' }), /share.auto.offset.reset.*kafka-configs/);
   assert.throws(() => resolveShareConfig({ bootstrapServers: 'b:9092', groupId: 'g', 'session.timeout.ms': 10_000 }), /not a share consumer option/);
   assert.throws(() => resolveShareConfig({ bootstrapServers: 'b:9092', groupId: 'g', shareAcknowledgementMode: 'auto' }), /implicit, explicit/);
@@ -73,7 +76,7 @@ test('acknowledgements after the acquisition lock expired are counted, not sent 
   assert.equal(taken.batches, []);
   assert.is(taken.records, 0);
   assert.is(taken.lockExpired, 2);
-  assert.ok(d.isPending(3n), 'the unsettled one is still the application\'s to settle');
+  assert.ok(d.isPending(3n), "the unsettled one is still the application's to settle");
 });
 
 test.run();

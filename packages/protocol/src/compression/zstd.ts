@@ -56,10 +56,7 @@ export function zstdBackend(): ZstdBackend {
 }
 
 function noZstd(why: string, offset: number): Error {
-  return compressionError(
-    `zstd: no decoder here (the zstd-napi addon did not load: ${why}; and this Node has no zstd in node:zlib): reinstall so that zstd-napi builds, or run Node 22.15+`,
-    offset,
-  );
+  return compressionError(`zstd: no decoder here (the zstd-napi addon did not load: ${why}; and this Node has no zstd in node:zlib): reinstall so that zstd-napi builds, or run Node 22.15+`, offset);
 }
 
 let dctx: InstanceType<Binding['DCtx']> | undefined;

@@ -83,12 +83,7 @@ function readFrame(ctx: ExchangeContext, kind: 'client' | 'broker' | 'rewritten'
   return frame;
 }
 
-function compare(
-  part: 'request' | 'response',
-  original: Buffer,
-  again: Buffer,
-  locate: (offset: number) => { path: string },
-): FrameProblem | undefined {
+function compare(part: 'request' | 'response', original: Buffer, again: Buffer, locate: (offset: number) => { path: string }): FrameProblem | undefined {
   // The size prefix follows from the rest: look for the first difference after it.
   const d = firstDifference(original, again, 4);
   if (d < 0) return undefined;
@@ -131,7 +126,12 @@ function checkEmbedded(data: DataDefinition, bytes: Buffer, where: string): Embe
       name,
       version,
       outcome: 'failed',
-      problem: { part: 'embedded', offset: d, path, message: `${where}: ${data.name} v${version} re-encodes differently at byte ${d} (field ${path}): ${hex(bytes, d)} recorded, ${hex(again, d)} ours` },
+      problem: {
+        part: 'embedded',
+        offset: d,
+        path,
+        message: `${where}: ${data.name} v${version} re-encodes differently at byte ${d} (field ${path}): ${hex(bytes, d)} recorded, ${hex(again, d)} ours`,
+      },
     };
   }
   return { name, version, outcome: 'passed', body };

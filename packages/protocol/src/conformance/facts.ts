@@ -97,7 +97,11 @@ export class FactCollector {
       const expected = new Set(f.clientSoftware.map((s) => `${s.name} ${s.version}`));
       const unexpected = [...this.software].filter((s) => !expected.has(s));
       const missing = [...expected].filter((s) => !this.software.has(s));
-      add('clientSoftware', unexpected.length === 0 && missing.length === 0, `ApiVersions requests name ${[...this.software].join(', ') || 'nothing'}${missing.length ? `; missing ${missing.join(', ')}` : ''}`);
+      add(
+        'clientSoftware',
+        unexpected.length === 0 && missing.length === 0,
+        `ApiVersions requests name ${[...this.software].join(', ') || 'nothing'}${missing.length ? `; missing ${missing.join(', ')}` : ''}`,
+      );
     }
     for (const t of f.topics ?? []) {
       const seen = this.partitionCounts.get(t.name);
@@ -116,8 +120,11 @@ export class FactCollector {
           const owners = new Map<string, number>();
           for (const a of full ?? []) for (const tp of a.assignedPartitions) for (const p of tp.partitions) owners.set(`${tp.topic}/${p}`, (owners.get(`${tp.topic}/${p}`) ?? 0) + 1);
           const problems = this.assignmentProblems(g.topics, (key) => owners.get(key) ?? 0, true);
-          add(`group ${g.groupId} assignment`, full !== undefined && full.length === g.members && problems.length === 0,
-            full === undefined ? 'no SyncGroup request with assignments' : `the leader assigned ${full.length} members${problems.length ? `; ${problems.join('; ')}` : ', every partition once'}`);
+          add(
+            `group ${g.groupId} assignment`,
+            full !== undefined && full.length === g.members && problems.length === 0,
+            full === undefined ? 'no SyncGroup request with assignments' : `the leader assigned ${full.length} members${problems.length ? `; ${problems.join('; ')}` : ', every partition once'}`,
+          );
         }
       } else {
         const members = this.heartbeats.get(g.groupId) ?? new Map<string, Set<string>>();
@@ -254,7 +261,12 @@ export class FactCollector {
       }
       const missing = mode === 'all' ? [...expected.entries()].filter(([, n]) => n > 0).map(([k]) => k) : [];
       const ok = unexpected.length === 0 && missing.length === 0;
-      add(ok, ok ? `${seen.length} records as written` : `${unexpected.length ? `not written: ${unexpected.slice(0, 3).join(' ')}` : ''}${missing.length ? ` missing: ${missing.slice(0, 3).join(' ')}` : ''}`.trim());
+      add(
+        ok,
+        ok
+          ? `${seen.length} records as written`
+          : `${unexpected.length ? `not written: ${unexpected.slice(0, 3).join(' ')}` : ''}${missing.length ? ` missing: ${missing.slice(0, 3).join(' ')}` : ''}`.trim(),
+      );
     } else if (fact.valueBytes !== undefined) {
       const wrong = seen.filter((r) => r.value === null || Buffer.byteLength(r.value) !== fact.valueBytes);
       add(wrong.length === 0, wrong.length ? `${wrong.length} of ${seen.length} values are not ${fact.valueBytes} bytes` : `${seen.length} values of ${fact.valueBytes} bytes`);

@@ -118,9 +118,20 @@ function compareBatch(batch: RecordBatch): RecordsProblem | undefined {
 }
 
 const BATCH_FIELDS: [number, string][] = [
-  [0, 'baseOffset'], [8, 'batchLength'], [12, 'partitionLeaderEpoch'], [16, 'magic'], [17, 'crc'], [21, 'attributes'],
-  [23, 'lastOffsetDelta'], [27, 'baseTimestamp'], [35, 'maxTimestamp'], [43, 'producerId'], [51, 'producerEpoch'],
-  [53, 'baseSequence'], [57, 'recordsCount'], [61, 'records'],
+  [0, 'baseOffset'],
+  [8, 'batchLength'],
+  [12, 'partitionLeaderEpoch'],
+  [16, 'magic'],
+  [17, 'crc'],
+  [21, 'attributes'],
+  [23, 'lastOffsetDelta'],
+  [27, 'baseTimestamp'],
+  [35, 'maxTimestamp'],
+  [43, 'producerId'],
+  [51, 'producerEpoch'],
+  [53, 'baseSequence'],
+  [57, 'recordsCount'],
+  [61, 'records'],
 ];
 
 function describeBatchByte(d: number): string {

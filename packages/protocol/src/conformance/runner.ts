@@ -200,7 +200,11 @@ export function runConformance(root: string, options: ConformanceOptions = {}): 
       const api = API_DEFINITIONS.get(line.apiKey);
       const apiName = api?.name ?? line.apiName ?? API_KEY_NAMES.get(line.apiKey) ?? `api ${line.apiKey}`;
       const inScope = api !== undefined && line.apiVersion >= api.minVersion && line.apiVersion <= api.maxVersion;
-      const source = line.software ? `${line.software.name} ${line.software.version}` : capture.manifest ? `${capture.manifest.client.name} ${capture.manifest.client.version}` : (line.clientId ?? 'unknown client');
+      const source = line.software
+        ? `${line.software.name} ${line.software.version}`
+        : capture.manifest
+          ? `${capture.manifest.client.name} ${capture.manifest.client.version}`
+          : (line.clientId ?? 'unknown client');
       const r = row('api', line.apiKey, apiName, line.apiVersion, inScope);
       const tally = (o: FrameOutcome | undefined, isRequest: boolean) => {
         if (o === undefined) return;

@@ -22,7 +22,12 @@ const HEAD = ['API', 'v', 'frames', 'passed', 'failed', 'skipped', 'in scope', '
 function pad(rows: string[][], numeric: boolean[]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd())
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
     .join('\n');
 }
 
@@ -50,7 +55,7 @@ export function formatReport(report: ConformanceReport, options: { verbose?: boo
   out.push('');
   out.push('Captures:');
   for (const c of report.captures) {
-    const who = c.manifest ? ` [${c.manifest.origin === 'kwire' ? 'kwire\'s own requests' : `${c.manifest.client.name} ${c.manifest.client.version}`} -> Kafka ${c.manifest.broker.version}]` : '';
+    const who = c.manifest ? ` [${c.manifest.origin === 'kwire' ? "kwire's own requests" : `${c.manifest.client.name} ${c.manifest.client.version}`} -> Kafka ${c.manifest.broker.version}]` : '';
     const factsOk = c.facts.filter((f) => f.ok).length;
     const facts = c.facts.length ? `; facts ${factsOk}/${c.facts.length}` : '';
     out.push(`  ${c.name}${who}: ${c.frames} frames, ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${facts}`);

@@ -38,7 +38,7 @@ function kwireCrc(): Crc | undefined {
 function nodeRsCrc(): Crc | undefined {
   try {
     const mod = require('@node-rs/crc32') as { crc32c(input: Buffer | Uint8Array, initial?: number): number };
-    if ((mod.crc32c(CHECK) >>> 0) !== CHECK_VALUE) return undefined;
+    if (mod.crc32c(CHECK) >>> 0 !== CHECK_VALUE) return undefined;
     return (data) => mod.crc32c(data) >>> 0;
   } catch {
     return undefined;
@@ -48,8 +48,7 @@ function nodeRsCrc(): Crc | undefined {
 const kwire = kwireCrc();
 const nodeRs = nodeRsCrc();
 const forced = process.env.KWIRE_CRC32C;
-const implementation: 'kwire' | 'native' | 'js' =
-  forced === 'js' ? 'js' : kwire && forced !== 'native' ? 'kwire' : nodeRs ? 'native' : 'js';
+const implementation: 'kwire' | 'native' | 'js' = forced === 'js' ? 'js' : kwire && forced !== 'native' ? 'kwire' : nodeRs ? 'native' : 'js';
 const impl: Crc = implementation === 'kwire' ? kwire! : implementation === 'native' ? nodeRs! : jsCrc;
 
 /** Which implementation is in use: 'kwire' (our addon), 'native' (@node-rs/crc32) or 'js' (crc-32). */

@@ -115,12 +115,7 @@ export function writeRecordBatch(w: Writer, records: readonly RecordInput[], opt
   }
   if (recordsSize > 0x7fffffff - 61) throw new KafkaProtocolError(`records of ${recordsSize} bytes do not fit one batch`, { reason: 'invalid-length' });
 
-  const attributes =
-    codec |
-    (options.timestampType === 'LogAppendTime' ? 0x08 : 0) |
-    (options.isTransactional ? 0x10 : 0) |
-    (options.isControl ? 0x20 : 0) |
-    (hasDeleteHorizon ? 0x40 : 0);
+  const attributes = codec | (options.timestampType === 'LogAppendTime' ? 0x08 : 0) | (options.isTransactional ? 0x10 : 0) | (options.isControl ? 0x20 : 0) | (hasDeleteHorizon ? 0x40 : 0);
 
   const start = w.length;
   w.writeInt64(options.baseOffset ?? 0n);
@@ -197,8 +192,7 @@ function byteLength(v: Uint8Array | string | null | undefined): number {
   return typeof v === 'string' ? v.length * 3 : v.length;
 }
 
-export interface ControlBatchOptions
-  extends Omit<RecordBatchEncodeOptions, 'isControl' | 'isTransactional' | 'compression' | 'compressionLevel' | 'lastOffsetDelta'> {
+export interface ControlBatchOptions extends Omit<RecordBatchEncodeOptions, 'isControl' | 'isTransactional' | 'compression' | 'compressionLevel' | 'lastOffsetDelta'> {
   /** ControlRecordType, or its name for the two transaction markers. */
   type: number | 'ABORT' | 'COMMIT';
   /** For COMMIT and ABORT markers. Default 0. */

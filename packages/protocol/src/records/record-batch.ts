@@ -378,9 +378,7 @@ export class RecordCursor {
     this.position = batch.dataStart;
     const count = batch.recordCount;
     if (count > 0 && count > (batch.dataEnd - batch.dataStart) / MIN_RECORD_SIZE) {
-      throw batch.fail(
-        batchError('invalid-length', `recordsCount ${count} cannot fit in ${batch.dataEnd - batch.dataStart} bytes of records`, batch.byteOffset + 57, 'recordCount'),
-      );
+      throw batch.fail(batchError('invalid-length', `recordsCount ${count} cannot fit in ${batch.dataEnd - batch.dataStart} bytes of records`, batch.byteOffset + 57, 'recordCount'));
     }
   }
 
@@ -661,14 +659,7 @@ export class RecordBatchReader implements Iterable<RecordBatch> {
       const stored = int32(buf, pos + 17) >>> 0;
       const actual = crc32c(buf, pos + CRC_START, batchEnd);
       if (stored !== actual) {
-        throw this.fail(
-          batchError(
-            'crc-mismatch',
-            `record batch CRC-32C is 0x${hex(stored)}, the bytes give 0x${hex(actual)} (batch at offset ${buf.readBigInt64BE(pos)})`,
-            pos + 17,
-            'crc',
-          ),
-        );
+        throw this.fail(batchError('crc-mismatch', `record batch CRC-32C is 0x${hex(stored)}, the bytes give 0x${hex(actual)} (batch at offset ${buf.readBigInt64BE(pos)})`, pos + 17, 'crc'));
       }
     }
     if ((attributes & 7) > 4) {

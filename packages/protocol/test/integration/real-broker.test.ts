@@ -84,7 +84,10 @@ test('ApiVersions v0-5: the broker offers every API kwire implements, in ranges 
     const chosen = negotiateVersion(api, ranges.get(api.apiKey));
     assert.is(chosen, api.maxVersion, `${api.name}: the 4.x broker supports our newest version`);
   }
-  assert.ok(offered!.supportedFeatures.some((f) => f.name === 'metadata.version'), 'tagged SupportedFeatures decoded');
+  assert.ok(
+    offered!.supportedFeatures.some((f) => f.name === 'metadata.version'),
+    'tagged SupportedFeatures decoded',
+  );
   assert.ok(offered!.finalizedFeaturesEpoch >= 0n, 'tagged FinalizedFeaturesEpoch decoded');
 });
 
@@ -162,7 +165,10 @@ test('CreateTopics v5-7, CreatePartitions v2-3, DeleteTopics v4-6', async () => 
 
 test('ListOffsets v6-11: earliest 0 and latest summing to the records ProducerPerformance wrote', async () => {
   for (const v of versionsOf(ApiKey.ListOffsets)) {
-    for (const [timestamp, expectSum] of [[-2n, 0n], [-1n, BigInt(RECORDS)]] as const) {
+    for (const [timestamp, expectSum] of [
+      [-2n, 0n],
+      [-1n, BigInt(RECORDS)],
+    ] as const) {
       const res = await client.call(ApiKey.ListOffsets, v, {
         replicaId: -1,
         isolationLevel: 0,
@@ -190,10 +196,17 @@ test('OffsetForLeaderEpoch v4: epoch 0 ends at each log end (summing to the reco
       ],
     });
     const parts = res.topics.find((t: { topic: string }) => t.topic === loaded).partitions;
-    assert.equal(parts.map((p: { errorCode: number }) => p.errorCode), [0, 0, 0], `v${v}`);
+    assert.equal(
+      parts.map((p: { errorCode: number }) => p.errorCode),
+      [0, 0, 0],
+      `v${v}`,
+    );
     // The single broker never changed leaders: epoch 0 is the current one, so it ends at the log end.
     assert.ok(parts.every((p: { leaderEpoch: number }) => p.leaderEpoch === 0));
-    assert.is(parts.reduce((s: bigint, p: { endOffset: bigint }) => s + p.endOffset, 0n), BigInt(RECORDS));
+    assert.is(
+      parts.reduce((s: bigint, p: { endOffset: bigint }) => s + p.endOffset, 0n),
+      BigInt(RECORDS),
+    );
     const missing = res.topics.find((t: { topic: string }) => t.topic === `missing-${run}`).partitions[0];
     assert.is(missing.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     // A current leader epoch newer than the broker's: the client's metadata is ahead of the broker.
@@ -217,7 +230,13 @@ test('Fetch v12-18: every partition from 0, high watermarks summing to the recor
       isolationLevel: 0,
       sessionId: 0,
       sessionEpoch: -1,
-      topics: [{ topic: loaded, topicId, partitions: [0, 1, 2].map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })) }],
+      topics: [
+        {
+          topic: loaded,
+          topicId,
+          partitions: [0, 1, 2].map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 })),
+        },
+      ],
       forgottenTopicsData: [],
       rackId: '',
     });
@@ -238,7 +257,11 @@ test('Fetch v12-18: every partition from 0, high watermarks summing to the recor
   }
   // OFFSET_OUT_OF_RANGE for an offset past the end.
   const res = await client.call(ApiKey.Fetch, 18, {
-    maxWaitMs: 0, minBytes: 1, maxBytes: 1 << 20, sessionId: 0, sessionEpoch: -1,
+    maxWaitMs: 0,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionId: 0,
+    sessionEpoch: -1,
     topics: [{ topicId, partitions: [{ partition: 0, fetchOffset: 1_000_000n, partitionMaxBytes: 1 << 20 }] }],
   });
   assert.is(res.responses[0].partitions[0].errorCode, ErrorCode.OFFSET_OUT_OF_RANGE);
@@ -287,7 +310,16 @@ test('FindCoordinator v3-6, and the classic group flow: JoinGroup v6-9 (MEMBER_I
   for (const jv of versionsOf(ApiKey.JoinGroup)) {
     const groupId = `group-${jv}-${run}`;
     const c = await coordinatorOf(groupId);
-    const join = { groupId, sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 30_000, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255]) }], reason: 'kwire protocol test' };
+    const join = {
+      groupId,
+      sessionTimeoutMs: 30_000,
+      rebalanceTimeoutMs: 30_000,
+      memberId: '',
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocols: [{ name: 'range', metadata: Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255]) }],
+      reason: 'kwire protocol test',
+    };
     const first = await coordinated(c, ApiKey.JoinGroup, jv, join, (r) => r.errorCode);
     assert.is(first.errorCode, ErrorCode.MEMBER_ID_REQUIRED);
     assert.ok(first.memberId.length > 0, 'the coordinator hands out a member id');
@@ -296,9 +328,17 @@ test('FindCoordinator v3-6, and the classic group flow: JoinGroup v6-9 (MEMBER_I
     assert.is(joined.leader, first.memberId, 'the only member leads');
     assert.is(joined.members.length, 1, 'the leader sees every member');
     const sv = jv === 6 ? 4 : 5;
-    const synced = await c.call(ApiKey.SyncGroup, sv, { groupId, generationId: joined.generationId, memberId: first.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: first.memberId, assignment }] });
+    const synced = await c.call(ApiKey.SyncGroup, sv, {
+      groupId,
+      generationId: joined.generationId,
+      memberId: first.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [{ memberId: first.memberId, assignment }],
+    });
     assert.is(synced.errorCode, 0);
-    assert.ok(Buffer.from(synced.assignment).equals(assignment), 'SyncGroup hands back the leader\'s assignment');
+    assert.ok(Buffer.from(synced.assignment).equals(assignment), "SyncGroup hands back the leader's assignment");
     const hb = await c.call(ApiKey.Heartbeat, 4, { groupId, generationId: joined.generationId, memberId: first.memberId, groupInstanceId: null });
     assert.is(hb.errorCode, 0);
     const stale = await c.call(ApiKey.Heartbeat, 4, { groupId, generationId: joined.generationId + 7, memberId: first.memberId });
@@ -319,10 +359,19 @@ test('OffsetCommit v8-10 and OffsetFetch v8-10: committed offsets read back (by 
     const groupId = `commits-${v}-${run}`;
     const c = await coordinatorOf(groupId);
     const committed = BigInt(100 + v);
-    const res = await coordinated(c, ApiKey.OffsetCommit, v, {
-      groupId, generationIdOrMemberEpoch: -1, memberId: '', groupInstanceId: null,
-      topics: [{ name: loaded, topicId, partitions: [{ partitionIndex: 1, committedOffset: committed, committedLeaderEpoch: -1, committedMetadata: `m${v}` }] }],
-    }, (r) => r.topics[0].partitions[0].errorCode);
+    const res = await coordinated(
+      c,
+      ApiKey.OffsetCommit,
+      v,
+      {
+        groupId,
+        generationIdOrMemberEpoch: -1,
+        memberId: '',
+        groupInstanceId: null,
+        topics: [{ name: loaded, topicId, partitions: [{ partitionIndex: 1, committedOffset: committed, committedLeaderEpoch: -1, committedMetadata: `m${v}` }] }],
+      },
+      (r) => r.topics[0].partitions[0].errorCode,
+    );
     assert.is(res.topics[0].partitions[0].errorCode, 0, `OffsetCommit v${v}`);
     const fetched = await c.call(ApiKey.OffsetFetch, v, {
       groups: [{ groupId, memberId: null, memberEpoch: -1, topics: [{ name: loaded, topicId, partitionIndexes: [1, 2] }] }],
@@ -345,7 +394,13 @@ test('ConsumerGroupHeartbeat v0-1 (KIP-848): join with epoch 0, get an assignmen
     const groupId = `kip848-${v}-${run}`;
     const c = await coordinatorOf(groupId);
     const memberId = v >= 1 ? randomUuid() : '';
-    let res = await coordinated(c, ApiKey.ConsumerGroupHeartbeat, v, { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [loaded], serverAssignor: 'uniform', topicPartitions: [] }, (r) => r.errorCode);
+    let res = await coordinated(
+      c,
+      ApiKey.ConsumerGroupHeartbeat,
+      v,
+      { groupId, memberId, memberEpoch: 0, rebalanceTimeoutMs: 30_000, subscribedTopicNames: [loaded], serverAssignor: 'uniform', topicPartitions: [] },
+      (r) => r.errorCode,
+    );
     assert.is(res.errorCode, 0, res.errorMessage ?? '');
     assert.ok(res.memberEpoch >= 1);
     if (v >= 1) assert.is(res.memberId, memberId, 'v1: the member id is the one the client generated');
@@ -367,17 +422,28 @@ test('ConsumerGroupHeartbeat v0-1 (KIP-848): join with epoch 0, get an assignmen
   }
 });
 
-interface Acquired { firstOffset: bigint; lastOffset: bigint; deliveryCount: number }
-interface SharePartition { partitionIndex: number; errorCode: number; acknowledgeErrorCode: number; records: Buffer; acquiredRecords: Acquired[] }
+interface Acquired {
+  firstOffset: bigint;
+  lastOffset: bigint;
+  deliveryCount: number;
+}
+interface SharePartition {
+  partitionIndex: number;
+  errorCode: number;
+  acknowledgeErrorCode: number;
+  records: Buffer;
+  acquiredRecords: Acquired[];
+}
 
 /** Acquired offsets of a ShareFetch response, by partition. */
 function acquiredOf(res: { responses: { partitions: SharePartition[] }[] }): Map<number, Acquired[]> {
   const out = new Map<number, Acquired[]>();
-  for (const t of res.responses) for (const p of t.partitions) {
-    assert.is(p.errorCode, 0, `ShareFetch partition ${p.partitionIndex}: error ${p.errorCode}`);
-    assert.is(p.acknowledgeErrorCode, 0, `ShareFetch partition ${p.partitionIndex}: acknowledge error ${p.acknowledgeErrorCode}`);
-    if (p.acquiredRecords.length) out.set(p.partitionIndex, [...(out.get(p.partitionIndex) ?? []), ...p.acquiredRecords]);
-  }
+  for (const t of res.responses)
+    for (const p of t.partitions) {
+      assert.is(p.errorCode, 0, `ShareFetch partition ${p.partitionIndex}: error ${p.errorCode}`);
+      assert.is(p.acknowledgeErrorCode, 0, `ShareFetch partition ${p.partitionIndex}: acknowledge error ${p.acknowledgeErrorCode}`);
+      if (p.acquiredRecords.length) out.set(p.partitionIndex, [...(out.get(p.partitionIndex) ?? []), ...p.acquiredRecords]);
+    }
   return out;
 }
 const countOf = (m: Map<number, Acquired[]>) => [...m.values()].flat().reduce((n, a) => n + Number(a.lastOffset - a.firstOffset + 1n), 0);
@@ -403,24 +469,45 @@ test('share groups (KIP-932): ShareGroupHeartbeat v1 join/leave, ShareGroupDescr
   const described = await c.call(ApiKey.ShareGroupDescribe, 1, { groupIds: [groupId, `no-such-share-${run}`], includeAuthorizedOperations: false });
   const g = described.groups.find((x: { groupId: string }) => x.groupId === groupId);
   assert.is(g.errorCode, 0);
-  assert.equal(g.members.map((m: { memberId: string }) => m.memberId), [memberId]);
+  assert.equal(
+    g.members.map((m: { memberId: string }) => m.memberId),
+    [memberId],
+  );
   assert.equal(g.members[0].subscribedTopicNames, [loaded]);
   assert.is(described.groups.find((x: { groupId: string }) => x.groupId !== groupId).errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
 
   // ShareFetch sessions live on the partition leader (here the same single broker).
   const topicId = topicIds.get(loaded)!;
   const accepted = new Set<string>();
-  const acks = (m: Map<number, Acquired[]>, type: number) =>
-    [{ topicId, partitions: [...m].map(([partitionIndex, ranges]) => ({ partitionIndex, acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })) })) }];
+  const acks = (m: Map<number, Acquired[]>, type: number) => [
+    {
+      topicId,
+      partitions: [...m].map(([partitionIndex, ranges]) => ({
+        partitionIndex,
+        acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })),
+      })),
+    },
+  ];
   const note = (m: Map<number, Acquired[]>) => {
-    for (const [p, ranges] of m) for (const a of ranges) for (let o = a.firstOffset; o <= a.lastOffset; o++) {
-      assert.not.ok(accepted.has(`${p}:${o}`), `offset ${p}:${o} acquired twice`);
-      accepted.add(`${p}:${o}`);
-    }
+    for (const [p, ranges] of m)
+      for (const a of ranges)
+        for (let o = a.firstOffset; o <= a.lastOffset; o++) {
+          assert.not.ok(accepted.has(`${p}:${o}`), `offset ${p}:${o} acquired twice`);
+          accepted.add(`${p}:${o}`);
+        }
   };
   const fetchBody = (v: number, epoch: number, extra: object) => ({
-    groupId, memberId, shareSessionEpoch: epoch, maxWaitMs: 500, minBytes: 1, maxBytes: 1 << 20, maxRecords: 200, batchSize: 200,
-    ...(v >= 2 ? { shareAcquireMode: 0, isRenewAck: false } : {}), forgottenTopicsData: [], ...extra,
+    groupId,
+    memberId,
+    shareSessionEpoch: epoch,
+    maxWaitMs: 500,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    maxRecords: 200,
+    batchSize: 200,
+    ...(v >= 2 ? { shareAcquireMode: 0, isRenewAck: false } : {}),
+    forgottenTopicsData: [],
+    ...extra,
   });
   // v1: open the session (epoch 0) with every partition.
   let res = await c.call(ApiKey.ShareFetch, 1, fetchBody(1, 0, { topics: [{ topicId, partitions: [0, 1, 2].map((partitionIndex) => ({ partitionIndex, acknowledgementBatches: [] })) }] }));
@@ -441,7 +528,13 @@ test('share groups (KIP-932): ShareGroupHeartbeat v1 join/leave, ShareGroupDescr
   const [releasedPartition, [released]] = [...got][0]! as [number, Acquired[]];
   const rest = new Map([...got].map(([p, r]) => [p, p === releasedPartition ? r.slice(1) : r] as [number, Acquired[]]).filter(([, r]) => r.length));
   note(rest);
-  const ack2 = await c.call(ApiKey.ShareAcknowledge, 2, { groupId, memberId, shareSessionEpoch: epoch++, isRenewAck: false, topics: [...acks(new Map([[releasedPartition, [released!]]]), 2), ...acks(rest, 1)] });
+  const ack2 = await c.call(ApiKey.ShareAcknowledge, 2, {
+    groupId,
+    memberId,
+    shareSessionEpoch: epoch++,
+    isRenewAck: false,
+    topics: [...acks(new Map([[releasedPartition, [released!]]]), 2), ...acks(rest, 1)],
+  });
   assert.is(ack2.errorCode, 0);
   // Fetch to the end, accepting each answer on the next request (piggybacked, as the Java client does).
   let pending = new Map<number, Acquired[]>();
@@ -469,7 +562,10 @@ test('SaslHandshake v1 and SaslAuthenticate v2 on a SASL_PLAINTEXT listener: PLA
   let cluster: KafkaCluster | undefined;
   try {
     cluster = await startKafka({ sasl: true, heapMb: 384 });
-    for (const [password, expected] of [['alice-secret', 0], ['wrong', ErrorCode.SASL_AUTHENTICATION_FAILED]] as const) {
+    for (const [password, expected] of [
+      ['alice-secret', 0],
+      ['wrong', ErrorCode.SASL_AUTHENTICATION_FAILED],
+    ] as const) {
       const c = await RawClient.connect(cluster.sasl!.bootstrap);
       const hs = await c.call(ApiKey.SaslHandshake, 1, { mechanism: 'PLAIN' });
       assert.is(hs.errorCode, 0);

@@ -9,16 +9,7 @@ import binding from 'zstd-napi/binding.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isKafkaProtocolError } from '../../src/errors.js';
-import {
-  compress,
-  compressionCodecId,
-  decompress,
-  isXerialSnappy,
-  lz4FrameBound,
-  snappyCompress,
-  snappyCompressRaw,
-  type Decompressed,
-} from '../../src/compression/index.js';
+import { compress, compressionCodecId, decompress, isXerialSnappy, lz4FrameBound, snappyCompress, snappyCompressRaw, type Decompressed } from '../../src/compression/index.js';
 import { BufferPool } from '../../src/pool/index.js';
 
 const pool = new BufferPool();
@@ -120,14 +111,31 @@ test('snappy: hand-made raw block with every tag form', () => {
   const a100 = 'a'.repeat(40) + 'b'.repeat(60);
   const block = [
     ...[0xb0, 0x05], // uncompressed length 688 (varint)
-    (2 << 2) | 0, ...lit('xyz'), // literal of 3, length in the tag
-    (60 << 2) | 0, 99, ...lit(a100), // literal of 100, 1 extra length byte
-    (61 << 2) | 0, 43, 1, ...lit('q'.repeat(300)), // literal of 300, 2 extra bytes (299 = 0x012b)
-    ((8 - 4) << 2) | 1 | (0 << 5), 3, // copy-1: len 8, offset 3 (overlapping)
-    ((60 - 1) << 2) | 2, 111, 0, // copy-2: len 60, offset 111
-    ((50 - 1) << 2) | 3, 0x5c, 0x01, 0, 0, // copy-4: len 50, offset 348
-    ((64 - 1) << 2) | 2, 1, 0, // copy-2: len 64, offset 1 (a run)
-    (60 << 2) | 0, 102, ...lit('z'.repeat(103)), // literal of 103
+    (2 << 2) | 0,
+    ...lit('xyz'), // literal of 3, length in the tag
+    (60 << 2) | 0,
+    99,
+    ...lit(a100), // literal of 100, 1 extra length byte
+    (61 << 2) | 0,
+    43,
+    1,
+    ...lit('q'.repeat(300)), // literal of 300, 2 extra bytes (299 = 0x012b)
+    ((8 - 4) << 2) | 1 | (0 << 5),
+    3, // copy-1: len 8, offset 3 (overlapping)
+    ((60 - 1) << 2) | 2,
+    111,
+    0, // copy-2: len 60, offset 111
+    ((50 - 1) << 2) | 3,
+    0x5c,
+    0x01,
+    0,
+    0, // copy-4: len 50, offset 348
+    ((64 - 1) << 2) | 2,
+    1,
+    0, // copy-2: len 64, offset 1 (a run)
+    (60 << 2) | 0,
+    102,
+    ...lit('z'.repeat(103)), // literal of 103
   ];
   const before = 'xyz' + a100 + 'q'.repeat(300);
   let expected = before;
@@ -425,7 +433,7 @@ test('gzip: several members back to back decode to all of them', () => {
   assert.equal(bytes(decompress(1, Buffer.concat([gzipSync(a), gzipSync(b)]), LIMIT, pool)), Buffer.concat([a, b]));
 });
 
-test('gzip: the limit maps zlib\'s own error to ours', () => {
+test("gzip: the limit maps zlib's own error to ours", () => {
   const packed = gzipSync(Buffer.alloc(100_000));
   const err = compressionError(() => decompress(1, packed, 99_999, pool));
   assert.match(err.message, /exceeds the limit/);

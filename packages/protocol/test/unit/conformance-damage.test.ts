@@ -73,13 +73,24 @@ function writeCapture(dir: string, exchanges: Frames[]): void {
 }
 
 function metadataExchange(correlationId: number): Frames {
-  const request = Buffer.from(encodeRequestFrame({ apiKey: ApiKey.Metadata, apiVersion: 12, correlationId, clientId: 'test', body: { topics: null, allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false } }));
+  const request = Buffer.from(
+    encodeRequestFrame({ apiKey: ApiKey.Metadata, apiVersion: 12, correlationId, clientId: 'test', body: { topics: null, allowAutoTopicCreation: true, includeTopicAuthorizedOperations: false } }),
+  );
   const response = Buffer.from(
     encodeResponseFrame(ApiKey.Metadata, 12, correlationId, {
       brokers: [{ nodeId: 1, host: 'broker-one', port: 9092, rack: null }],
       clusterId: 'c',
       controllerId: 1,
-      topics: [{ errorCode: 0, name: 'topic-a', topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', isInternal: false, partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: 0, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] }], topicAuthorizedOperations: 0 }],
+      topics: [
+        {
+          errorCode: 0,
+          name: 'topic-a',
+          topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+          isInternal: false,
+          partitions: [{ errorCode: 0, partitionIndex: 0, leaderId: 1, leaderEpoch: 0, replicaNodes: [1], isrNodes: [1], offlineReplicas: [] }],
+          topicAuthorizedOperations: 0,
+        },
+      ],
     }),
   );
   return { apiKey: ApiKey.Metadata, apiVersion: 12, correlationId, request, response };
@@ -129,8 +140,20 @@ test('a non-minimal varint deep inside a response: the path names the nested fie
 test('field paths at any offset: array indexes and nested fields of a Fetch request', () => {
   const api = API_DEFINITIONS.get(ApiKey.Fetch)!;
   const body = (offset: bigint) => ({
-    maxWaitMs: 500, minBytes: 1, maxBytes: 1 << 20, sessionId: 0, sessionEpoch: -1,
-    topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partition: 0, fetchOffset: 5n }, { partition: 1, fetchOffset: offset }] }],
+    maxWaitMs: 500,
+    minBytes: 1,
+    maxBytes: 1 << 20,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [
+      {
+        topicId: 'AAAAAAAAAAAAAAAAAAAAAQ',
+        partitions: [
+          { partition: 0, fetchOffset: 5n },
+          { partition: 1, fetchOffset: offset },
+        ],
+      },
+    ],
   });
   const a = Buffer.from(encodeRequestFrame({ apiKey: 1, apiVersion: 17, correlationId: 1, clientId: 'c', body: body(7n) }));
   const b = Buffer.from(encodeRequestFrame({ apiKey: 1, apiVersion: 17, correlationId: 1, clientId: 'c', body: body(8n) }));
@@ -150,8 +173,18 @@ test('records with a bad CRC inside a Fetch response: a failure with the path in
   const batch = encodeRecordBatch([{ key: 'k', value: 'v', timestamp: 1_700_000_000_000 }]);
   const bad = Buffer.from(batch);
   bad[bad.length - 1] ^= 0xff;
-  const req = Buffer.from(encodeRequestFrame({ apiKey: 1, apiVersion: 17, correlationId: 4, clientId: 'c', body: { maxWaitMs: 1, minBytes: 1, maxBytes: 1000, sessionEpoch: -1, topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partition: 0, fetchOffset: 0n }] }] } }));
-  const res = Buffer.from(encodeResponseFrame(1, 17, 4, { responses: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partitionIndex: 0, highWatermark: 1n, records: Buffer.concat([batch, bad]) }] }] }));
+  const req = Buffer.from(
+    encodeRequestFrame({
+      apiKey: 1,
+      apiVersion: 17,
+      correlationId: 4,
+      clientId: 'c',
+      body: { maxWaitMs: 1, minBytes: 1, maxBytes: 1000, sessionEpoch: -1, topics: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partition: 0, fetchOffset: 0n }] }] },
+    }),
+  );
+  const res = Buffer.from(
+    encodeResponseFrame(1, 17, 4, { responses: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitions: [{ partitionIndex: 0, highWatermark: 1n, records: Buffer.concat([batch, bad]) }] }] }),
+  );
   writeCapture(dir, [{ apiKey: 1, apiVersion: 17, correlationId: 4, request: req, response: res }]);
   const report = runConformance(dir);
   assert.is(report.failures.length, 1);
@@ -176,7 +209,15 @@ test('APIs kwire does not model, versions outside its range, and acks=0 exchange
   oldFetch.writeInt16BE(1, 4);
   oldFetch.writeInt16BE(11, 6); // Fetch v11: below our range
   const answer = Buffer.from('0000000800000009000000aa', 'hex');
-  const produce = Buffer.from(encodeRequestFrame({ apiKey: 0, apiVersion: 13, correlationId: 10, clientId: 'c', body: { acks: 0, timeoutMs: 100, topicData: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: encodeRecordBatch([{ value: 'fire and forget' }]) }] }] } }));
+  const produce = Buffer.from(
+    encodeRequestFrame({
+      apiKey: 0,
+      apiVersion: 13,
+      correlationId: 10,
+      clientId: 'c',
+      body: { acks: 0, timeoutMs: 100, topicData: [{ topicId: 'AAAAAAAAAAAAAAAAAAAAAQ', partitionData: [{ index: 0, records: encodeRecordBatch([{ value: 'fire and forget' }]) }] }] },
+    }),
+  );
   writeCapture(dir, [
     { apiKey: 22, apiVersion: 5, correlationId: 9, request: unknown, response: answer },
     { apiKey: 999, apiVersion: 5, correlationId: 9, request: strange, response: answer },
@@ -216,7 +257,10 @@ test('damaged captures: a clear error per file, no crash', () => {
   const report = runConformance(root);
   assert.not.ok(report.ok);
   const byCapture = (name: string) => report.failures.filter((f) => f.capture === name).map((f) => f.message);
-  assert.ok(byCapture('cut').some((m) => /conn-0001\.broker\.bin ends at byte 100, but the index puts a \d+-byte frame at byte \d+/.test(m)), byCapture('cut').join('\n'));
+  assert.ok(
+    byCapture('cut').some((m) => /conn-0001\.broker\.bin ends at byte 100, but the index puts a \d+-byte frame at byte \d+/.test(m)),
+    byCapture('cut').join('\n'),
+  );
   const g = byCapture('garbage');
   assert.ok(g.some((m) => /index\.jsonl line \d+: not JSON/.test(m)));
   assert.ok(g.some((m) => /index\.jsonl line \d+: exchange line without/.test(m)));

@@ -30,7 +30,9 @@ test('every frame of every capture decodes and re-encodes byte for byte; every f
 test('the whole scope is covered: every API version as request and response, every embedded version', () => {
   const missing = report.coverage.filter((c) => !c.covered).map((c) => `${c.name} v${c.version}`);
   const apis = report.coverage.filter((c) => c.kind === 'api');
-  process.stdout.write(`\n  coverage: ${apis.filter((c) => c.covered).length}/${apis.length} API versions, ${report.coverage.length - apis.length} embedded versions; missing: ${missing.join(', ') || 'none'}\n`);
+  process.stdout.write(
+    `\n  coverage: ${apis.filter((c) => c.covered).length}/${apis.length} API versions, ${report.coverage.length - apis.length} embedded versions; missing: ${missing.join(', ') || 'none'}\n`,
+  );
   assert.equal(missing, []);
   assert.ok(report.requireFullCoverage, 'test-fixtures/conformance.json asks for full coverage');
   let versions = 0;
@@ -47,7 +49,20 @@ test('every capture has a manifest with facts, and real peers cover what they se
   }
   // Versions the current Java client sends are covered by it, not only by kwire's own requests.
   const row = (name: string, v: number) => report.rows.find((r) => r.name === name && r.version === v);
-  for (const [name, v] of [['Fetch', 18], ['Metadata', 13], ['JoinGroup', 9], ['SyncGroup', 5], ['Heartbeat', 4], ['ConsumerGroupHeartbeat', 1], ['Produce', 13], ['SaslAuthenticate', 2], ['ShareGroupHeartbeat', 1], ['ShareGroupDescribe', 1], ['ShareFetch', 2], ['ShareAcknowledge', 2]] as const) {
+  for (const [name, v] of [
+    ['Fetch', 18],
+    ['Metadata', 13],
+    ['JoinGroup', 9],
+    ['SyncGroup', 5],
+    ['Heartbeat', 4],
+    ['ConsumerGroupHeartbeat', 1],
+    ['Produce', 13],
+    ['SaslAuthenticate', 2],
+    ['ShareGroupHeartbeat', 1],
+    ['ShareGroupDescribe', 1],
+    ['ShareFetch', 2],
+    ['ShareAcknowledge', 2],
+  ] as const) {
     assert.ok(row(name, v)?.sources.includes('apache-kafka-java 4.4.0'), `${name} v${v} from the Java 4.4.0 client`);
   }
   assert.ok(row('Fetch', 17)?.sources.includes('apache-kafka-java 3.9.1'), 'Fetch v17 from the Java 3.9.1 client');
@@ -60,7 +75,10 @@ test('compressed batches of every codec were decompressed and rebuilt', () => {
 
 test('APIs and versions outside the codec are counted as skipped, not failed', () => {
   const skippedApis = report.rows.filter((r) => r.kind === 'api' && !API_DEFINITIONS.has(r.apiKey));
-  assert.ok(skippedApis.some((r) => r.name === 'InitProducerId'), 'InitProducerId (transactions) was recorded');
+  assert.ok(
+    skippedApis.some((r) => r.name === 'InitProducerId'),
+    'InitProducerId (transactions) was recorded',
+  );
   for (const r of skippedApis) assert.is(r.skipped, r.frames, `${r.name} v${r.version}`);
   const old = report.rows.find((r) => r.name === 'Fetch' && r.version === 11);
   assert.ok(old && old.skipped === old.frames && !old.inScope, "kcat's Fetch v11 is skipped");

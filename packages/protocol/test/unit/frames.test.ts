@@ -52,25 +52,34 @@ test('response header v0 for ApiVersions (always) and non-flexible versions, v1 
 test('a size prefix that does not match, trailing bytes, and truncation are typed errors naming the API', () => {
   const hb = encodeRequestFrame({ apiKey: ApiKey.Heartbeat, apiVersion: 4, correlationId: 1, clientId: 'x', body: { groupId: 'g', generationId: 1, memberId: 'm' } });
   const longer = Buffer.concat([hb, Buffer.from([0])]);
-  expectProtocolError(() => decodeRequestFrame(longer), (e) => {
-    assert.is(e.reason, 'invalid-length');
-    assert.is(e.offset, 0);
-  });
+  expectProtocolError(
+    () => decodeRequestFrame(longer),
+    (e) => {
+      assert.is(e.reason, 'invalid-length');
+      assert.is(e.offset, 0);
+    },
+  );
   const padded = Buffer.from(longer);
   padded.writeInt32BE(padded.length - 4, 0);
-  expectProtocolError(() => decodeRequestFrame(padded), (e) => {
-    assert.is(e.reason, 'trailing-bytes');
-    assert.is(e.apiName, 'HeartbeatRequest');
-    assert.is(e.apiVersion, 4);
-  });
+  expectProtocolError(
+    () => decodeRequestFrame(padded),
+    (e) => {
+      assert.is(e.reason, 'trailing-bytes');
+      assert.is(e.apiName, 'HeartbeatRequest');
+      assert.is(e.apiVersion, 4);
+    },
+  );
   const res = encodeResponseFrame(ApiKey.Heartbeat, 4, 1, { errorCode: 0 });
   const cut = Buffer.from(res.subarray(0, res.length - 3));
   cut.writeInt32BE(cut.length - 4, 0);
-  expectProtocolError(() => decodeResponseFrame(ApiKey.Heartbeat, 4, cut), (e) => {
-    assert.is(e.reason, 'truncated');
-    assert.is(e.apiKey, 12);
-    assert.match(e.message, /HeartbeatResponse v4/);
-  });
+  expectProtocolError(
+    () => decodeResponseFrame(ApiKey.Heartbeat, 4, cut),
+    (e) => {
+      assert.is(e.reason, 'truncated');
+      assert.is(e.apiKey, 12);
+      assert.match(e.message, /HeartbeatResponse v4/);
+    },
+  );
 });
 
 test('the field path of a failure deep inside a message', () => {
@@ -81,22 +90,31 @@ test('the field path of a failure deep inside a message', () => {
   // Cut inside the second partition's records.
   const cut = Buffer.from(frame.subarray(0, frame.length - 8));
   cut.writeInt32BE(cut.length - 4, 0);
-  expectProtocolError(() => decodeResponseFrame(ApiKey.Fetch, 12, cut), (e) => {
-    assert.is(e.path, 'responses/0/partitions/1/records');
-    assert.is(e.reason, 'invalid-length');
-  });
+  expectProtocolError(
+    () => decodeResponseFrame(ApiKey.Fetch, 12, cut),
+    (e) => {
+      assert.is(e.path, 'responses/0/partitions/1/records');
+      assert.is(e.reason, 'invalid-length');
+    },
+  );
 });
 
 test('unknown API keys and versions outside the implemented range are reported as such', () => {
   // api 60 (DescribeCluster: a real API kwire does not model) v0, correlation 1, null client id
   const frame = Buffer.from('0000000a' + '003c' + '0000' + '00000001' + 'ffff', 'hex');
-  expectProtocolError(() => decodeRequestFrame(frame), (e) => {
-    assert.is(e.reason, 'unknown-api');
-    assert.is(e.apiKey, 60);
-    assert.match(e.message, /DescribeCluster/);
-  });
+  expectProtocolError(
+    () => decodeRequestFrame(frame),
+    (e) => {
+      assert.is(e.reason, 'unknown-api');
+      assert.is(e.apiKey, 60);
+      assert.match(e.message, /DescribeCluster/);
+    },
+  );
   frame.writeInt16BE(999, 4);
-  expectProtocolError(() => decodeRequestFrame(frame), (e) => assert.match(e.message, /unknown api key 999/));
+  expectProtocolError(
+    () => decodeRequestFrame(frame),
+    (e) => assert.match(e.message, /unknown api key 999/),
+  );
   assert.equal(decodeRequestHeader(frame), { apiKey: 999, apiVersion: 0, correlationId: 1, clientId: null });
   expectProtocolError(
     () => encodeRequestFrame({ apiKey: ApiKey.Fetch, apiVersion: 11, correlationId: 1, clientId: null, body: {} }),
@@ -130,11 +148,17 @@ test('negotiateVersion: the highest common version, or an error naming the API a
   assert.is(negotiateVersion(fetch, { minVersion: 4, maxVersion: 18 }), 18);
   assert.is(negotiateVersion(fetch, { minVersion: 4, maxVersion: 13 }), 13);
   assert.is(negotiateVersion(fetch, { minVersion: 4, maxVersion: 99 }), 18);
-  expectProtocolError(() => negotiateVersion(fetch, { minVersion: 4, maxVersion: 11 }), (e) => {
-    assert.is(e.reason, 'unsupported-version');
-    assert.match(e.message, /^Fetch: the broker offers v4-11, kwire implements v12-18; no version in common/);
-  });
-  expectProtocolError(() => negotiateVersion(fetch, undefined), (e) => assert.match(e.message, /does not offer Fetch \(api key 1\)/));
+  expectProtocolError(
+    () => negotiateVersion(fetch, { minVersion: 4, maxVersion: 11 }),
+    (e) => {
+      assert.is(e.reason, 'unsupported-version');
+      assert.match(e.message, /^Fetch: the broker offers v4-11, kwire implements v12-18; no version in common/);
+    },
+  );
+  expectProtocolError(
+    () => negotiateVersion(fetch, undefined),
+    (e) => assert.match(e.message, /does not offer Fetch \(api key 1\)/),
+  );
 });
 
 test.run();

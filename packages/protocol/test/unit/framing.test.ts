@@ -82,7 +82,10 @@ test('a negative or oversized frame size is a KafkaProtocolError with the stream
   }
   const big = Buffer.alloc(4);
   big.writeInt32BE(1_000_001);
-  assert.throws(() => new FrameSplitter({ maxFrameBytes: 1_000_000 }).push(big, () => {}), (e: unknown) => isKafkaProtocolError(e) && /exceeds the limit/.test((e as Error).message));
+  assert.throws(
+    () => new FrameSplitter({ maxFrameBytes: 1_000_000 }).push(big, () => {}),
+    (e: unknown) => isKafkaProtocolError(e) && /exceeds the limit/.test((e as Error).message),
+  );
   // Split size prefix: the check still happens, offset still right.
   const s = new FrameSplitter({ maxFrameBytes: 1_000_000 });
   s.push(ok, () => {});

@@ -8,16 +8,7 @@
 // fields, unknown tagged fields, unicode strings, int64 extremes, uuids, omitted fields.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  API_DEFINITIONS,
-  decodeRequestFrame,
-  decodeResponseFrame,
-  encodeRequestFrame,
-  encodeResponseFrame,
-  isKafkaProtocolError,
-  unknownTaggedFields,
-  type ResponseFrame,
-} from '../../src/index.js';
+import { API_DEFINITIONS, decodeRequestFrame, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, isKafkaProtocolError, unknownTaggedFields, type ResponseFrame } from '../../src/index.js';
 import { codecFor, prodDecode, prodEncode } from './naive/codecs.js';
 import { diff, hex } from './naive/compare.js';
 import { defaultOf, naiveEncode, naiveRequestFrame, naiveResponseFrame, type RawTag, UNKNOWN_TAGS, uvarintBytes } from './naive/encoder.js';
@@ -138,7 +129,22 @@ for (const [api, messages] of byApi) {
 
 test('the random bodies contain what they are meant to exercise', () => {
   // The same generator and seeds as above: a weaker generator would make the round trips mean less.
-  const seen = { nulls: 0, emptyArrays: 0, taggedNonDefault: 0, taggedDefault: 0, unknownTags: 0, int64Min: 0, int64Max: 0, int64AsNumber: 0, multiByteStrings: 0, uuids: 0, zeroUuids: 0, omitted: 0, nullStructs: 0, longStrings: 0 };
+  const seen = {
+    nulls: 0,
+    emptyArrays: 0,
+    taggedNonDefault: 0,
+    taggedDefault: 0,
+    unknownTags: 0,
+    int64Min: 0,
+    int64Max: 0,
+    int64AsNumber: 0,
+    multiByteStrings: 0,
+    uuids: 0,
+    zeroUuids: 0,
+    omitted: 0,
+    nullStructs: 0,
+    longStrings: 0,
+  };
   const walk = (fields: NField[], s: Record<string, unknown>, v: number): void => {
     if ((s as { [UNKNOWN_TAGS]?: RawTag[] })[UNKNOWN_TAGS]) seen.unknownTags++;
     for (const f of fields) {
@@ -327,7 +333,10 @@ test('unknown tags mixed with known ones, on nested structs too, keep their orde
   const partitionTags = Buffer.concat([Buffer.from([3, 0, 16]), uuid, Buffer.from([1, 8, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 9, 0])]);
   assert.ok(bytes.includes(partitionTags), 'naive partition tags');
   assert.is(hex(prodEncode(codec, body, 17)), hex(bytes));
-  const decoded = prodDecode(codec, bytes, 17) as { topics: { partitions: { replicaDirectoryId: string; highWatermark: bigint; [unknownTaggedFields]?: RawTag[] }[] }[]; [unknownTaggedFields]?: RawTag[] };
+  const decoded = prodDecode(codec, bytes, 17) as {
+    topics: { partitions: { replicaDirectoryId: string; highWatermark: bigint; [unknownTaggedFields]?: RawTag[] }[] }[];
+    [unknownTaggedFields]?: RawTag[];
+  };
   const p = decoded.topics[0]!.partitions[0]!;
   assert.is(p.replicaDirectoryId, 'AQIDBAUGBwgJCgsMDQ4PEA');
   // v17 has no HighWatermark: tag 1 stays unknown and the field keeps its default.
@@ -339,12 +348,18 @@ test('unknown tags mixed with known ones, on nested structs too, keep their orde
       [9, ''],
     ],
   );
-  assert.equal(decoded[unknownTaggedFields]!.map((t) => [t.tag, t.data.toString()]), [[2, 'hi']]);
+  assert.equal(
+    decoded[unknownTaggedFields]!.map((t) => [t.tag, t.data.toString()]),
+    [[2, 'hi']],
+  );
   assert.is(hex(prodEncode(codec, decoded, 17)), hex(bytes));
   // The same body as v18: tag 1 is HighWatermark there, read from the unknown tag's bytes.
   const asV18 = prodDecode(codec, naiveEncode(fetch, 18, body), 18) as typeof decoded;
   assert.is(asV18.topics[0]!.partitions[0]!.highWatermark, 2n ** 63n - 2n);
-  assert.equal(asV18.topics[0]!.partitions[0]![unknownTaggedFields]!.map((t) => t.tag), [9]);
+  assert.equal(
+    asV18.topics[0]!.partitions[0]![unknownTaggedFields]!.map((t) => t.tag),
+    [9],
+  );
 });
 
 test('an unknown tag given twice is refused when encoding, with the path of the struct that holds it', () => {
@@ -363,10 +378,21 @@ test('an unknown tag given twice is refused when encoding, with the path of the 
     return 'no error';
   };
   // A struct with known tagged fields: the top level of ApiVersionsResponse v3.
-  assert.is(pathOf(() => encodeResponseFrame(18, 3, 1, { errorCode: 0, apiKeys: [], [unknownTaggedFields]: dup })), '');
+  assert.is(
+    pathOf(() => encodeResponseFrame(18, 3, 1, { errorCode: 0, apiKeys: [], [unknownTaggedFields]: dup })),
+    '',
+  );
   // Structs without known tagged fields: the error must not blame their last field.
-  assert.is(pathOf(() => encodeResponseFrame(12, 4, 1, { errorCode: 1, [unknownTaggedFields]: dup })), '', 'HeartbeatResponse top level');
-  assert.is(pathOf(() => encodeResponseFrame(18, 3, 1, { errorCode: 0, apiKeys: [{ apiKey: 1, minVersion: 0, maxVersion: 1, [unknownTaggedFields]: dup }] })), 'apiKeys/0', 'ApiVersionsResponse apiKeys/0');
+  assert.is(
+    pathOf(() => encodeResponseFrame(12, 4, 1, { errorCode: 1, [unknownTaggedFields]: dup })),
+    '',
+    'HeartbeatResponse top level',
+  );
+  assert.is(
+    pathOf(() => encodeResponseFrame(18, 3, 1, { errorCode: 0, apiKeys: [{ apiKey: 1, minVersion: 0, maxVersion: 1, [unknownTaggedFields]: dup }] })),
+    'apiKeys/0',
+    'ApiVersionsResponse apiKeys/0',
+  );
 });
 
 // ------------------------------------------------------------------ whole frames
@@ -543,23 +569,47 @@ test('frame-level errors are typed: unknown api, version outside the scope, bad 
   assert.ok(decodeRequestFrame(good));
   const unknownApi = Buffer.from(good);
   unknownApi.writeInt16BE(999, 4);
-  assert.is(reasonOf(() => decodeRequestFrame(unknownApi)), 'unknown-api');
+  assert.is(
+    reasonOf(() => decodeRequestFrame(unknownApi)),
+    'unknown-api',
+  );
   const oldVersion = Buffer.from(good);
   oldVersion.writeInt16BE(3, 6);
-  assert.is(reasonOf(() => decodeRequestFrame(oldVersion)), 'unsupported-version');
+  assert.is(
+    reasonOf(() => decodeRequestFrame(oldVersion)),
+    'unsupported-version',
+  );
   const badSize = Buffer.from(good);
   badSize.writeInt32BE(good.length, 0);
-  assert.is(reasonOf(() => decodeRequestFrame(badSize)), 'invalid-length');
+  assert.is(
+    reasonOf(() => decodeRequestFrame(badSize)),
+    'invalid-length',
+  );
   const trailing = Buffer.concat([good, Buffer.from([0])]);
   trailing.writeInt32BE(trailing.length - 4, 0);
-  assert.is(reasonOf(() => decodeRequestFrame(trailing)), 'trailing-bytes');
-  assert.is(reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 5, correlationId: 1, clientId: null, body: {} })), 'unsupported-version');
-  assert.is(reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 3, correlationId: 1, clientId: null, body: {} })), 'unsupported-version');
+  assert.is(
+    reasonOf(() => decodeRequestFrame(trailing)),
+    'trailing-bytes',
+  );
+  assert.is(
+    reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 5, correlationId: 1, clientId: null, body: {} })),
+    'unsupported-version',
+  );
+  assert.is(
+    reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 3, correlationId: 1, clientId: null, body: {} })),
+    'unsupported-version',
+  );
   // Null where the version does not allow it is refused when encoding, not written.
-  assert.is(reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 4, correlationId: 1, clientId: null, body: { groupId: null } })), 'invalid-value');
+  assert.is(
+    reasonOf(() => encodeRequestFrame({ apiKey: 12, apiVersion: 4, correlationId: 1, clientId: null, body: { groupId: null } })),
+    'invalid-value',
+  );
   // Metadata v9 topic names are not nullable (v10+ are).
   assert.ok(inRange(message('MetadataRequest').fields[0]!.fields![1]!.nullableVersions, 10));
-  assert.is(reasonOf(() => encodeRequestFrame({ apiKey: 3, apiVersion: 9, correlationId: 1, clientId: null, body: { topics: [{ name: null }] } })), 'invalid-value');
+  assert.is(
+    reasonOf(() => encodeRequestFrame({ apiKey: 3, apiVersion: 9, correlationId: 1, clientId: null, body: { topics: [{ name: null }] } })),
+    'invalid-value',
+  );
 });
 
 test.run();

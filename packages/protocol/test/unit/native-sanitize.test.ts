@@ -131,8 +131,23 @@ test('native/lz4.c and native/crc32c.c under AddressSanitizer and UBSan, over th
     const t0 = performance.now();
     const build = spawnSync(
       cc,
-      ['-std=c11', '-O1', '-g', '-Wall', '-Werror', '-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-fno-omit-frame-pointer', '-I', sanitize,
-        join(sanitize, 'harness.c'), join(sanitize, 'lz4-entry.c'), join(sanitize, 'crc32c-entry.c'), '-o', exe],
+      [
+        '-std=c11',
+        '-O1',
+        '-g',
+        '-Wall',
+        '-Werror',
+        '-fsanitize=address,undefined',
+        '-fno-sanitize-recover=all',
+        '-fno-omit-frame-pointer',
+        '-I',
+        sanitize,
+        join(sanitize, 'harness.c'),
+        join(sanitize, 'lz4-entry.c'),
+        join(sanitize, 'crc32c-entry.c'),
+        '-o',
+        exe,
+      ],
       { encoding: 'utf8', timeout: 120_000 },
     );
     if (build.status !== 0) {
@@ -157,7 +172,9 @@ test('native/lz4.c and native/crc32c.c under AddressSanitizer and UBSan, over th
     const ran = performance.now() - t0 - built;
     assert.is(r.status, 0, `the harness failed (status ${r.status}, signal ${r.signal}):\n${(r.stderr || '').slice(-6000)}\n${r.stdout}`);
     const line = r.stdout.trim();
-    console.log(`  ${line}; corpus ${c.valid} valid blocks (${c.fixtureBlocks} from fixture lz4 batches), ${c.raw} raw inputs; compiled in ${(built / 1000).toFixed(1)} s, ran in ${(ran / 1000).toFixed(1)} s`);
+    console.log(
+      `  ${line}; corpus ${c.valid} valid blocks (${c.fixtureBlocks} from fixture lz4 batches), ${c.raw} raw inputs; compiled in ${(built / 1000).toFixed(1)} s, ran in ${(ran / 1000).toFixed(1)} s`,
+    );
     const m = /(\d+) lz4 decodes \((\d+) produced output\), (\d+) crc32c slices.*, 0 failures/.exec(line);
     assert.ok(m, line);
     assert.ok(Number(m![1]) > c.valid * MUTATIONS * 0.9, 'every block was mutated');

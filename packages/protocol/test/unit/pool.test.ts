@@ -13,10 +13,7 @@ test('a released buffer is handed out again: the same Buffer over the same Array
   const b = pool.acquire(9000);
   assert.is(b, a);
   assert.is(b.buffer, arrayBuffer);
-  assert.equal(
-    { hits: pool.stats.hits, misses: pool.stats.misses },
-    { hits: 1, misses: 1 },
-  );
+  assert.equal({ hits: pool.stats.hits, misses: pool.stats.misses }, { hits: 1, misses: 1 });
 });
 
 test('size classes are powers of two from the smallest class; each buffer owns its ArrayBuffer', () => {
@@ -89,7 +86,11 @@ for (const codec of ['zstd', 'snappy'] as const) {
     assert.ok(pool.stats.bytesRetained > 0);
     // After release the record refuses to read instead of showing someone else's bytes.
     assert.throws(() => kept.value, released);
-    assert.throws(() => kept.value, (err: unknown) => (err as Record<symbol, unknown>)[Symbol.for('kwire.KafkaError')] === true && (err as { code: string }).code === 'KWIRE_RECORD_RELEASED', 'branded as a KafkaError (isKafkaError)');
+    assert.throws(
+      () => kept.value,
+      (err: unknown) => (err as Record<symbol, unknown>)[Symbol.for('kwire.KafkaError')] === true && (err as { code: string }).code === 'KWIRE_RECORD_RELEASED',
+      'branded as a KafkaError (isKafkaError)',
+    );
     assert.throws(() => kept.valueString(), released);
     assert.throws(() => kept.headers, released);
     assert.throws(() => first.records(), released);

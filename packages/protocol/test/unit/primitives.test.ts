@@ -5,19 +5,7 @@
 // Writer's ownership rule (a finished frame is never written to again).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  encodeRequestFrame,
-  isKafkaProtocolError,
-  isUuid,
-  KafkaProtocolError,
-  Reader,
-  sizeOfUVarint,
-  sizeOfVarint,
-  uuidFromBytes,
-  uuidToBytes,
-  Writer,
-  ZERO_UUID,
-} from '../../src/index.js';
+import { encodeRequestFrame, isKafkaProtocolError, isUuid, KafkaProtocolError, Reader, sizeOfUVarint, sizeOfVarint, uuidFromBytes, uuidToBytes, Writer, ZERO_UUID } from '../../src/index.js';
 import { fromHex, hex } from './naive/compare.js';
 import { Rng } from './naive/random.js';
 
@@ -101,7 +89,7 @@ test('unsigned varint: exact bytes and round trip over the edges and 20,000 rand
 test('zig-zag varint (int32): exact bytes and round trip over the edges and 20,000 random values', () => {
   const rng = new Rng(SEED + 1);
   const values = [...INT32_EDGES];
-  for (let i = 0; i < 20000; i++) values.push(Math.floor(rng.next() * 2 ** rng.int(1, 31)) * (rng.chance(0.5) ? 1 : -1) | 0);
+  for (let i = 0; i < 20000; i++) values.push((Math.floor(rng.next() * 2 ** rng.int(1, 31)) * (rng.chance(0.5) ? 1 : -1)) | 0);
   for (const v of values) {
     const u = refZigZag(BigInt(v));
     assert.is(refUnZigZag(u), BigInt(v));
@@ -185,7 +173,7 @@ test('kafka-protocol.md 1.4 test vectors', () => {
   }
 });
 
-test('over-long varints are rejected with varint-too-long at the varint\'s first byte', () => {
+test("over-long varints are rejected with varint-too-long at the varint's first byte", () => {
   const pad = Buffer.from([0xee, 0xee, 0xee]);
   const cases: [string, string, (r: Reader) => unknown][] = [
     ['6-byte uvarint', '80 80 80 80 80 00', (r) => r.readUVarint()],
@@ -218,7 +206,21 @@ test('fixed-width integers: Reader and Writer against DataView over edges and 20
   const rng = new Rng(SEED + 7);
   const raws: Buffer[] = [];
   // int64 edges, and both sides of every boundary of the safe-integer fast path (|v| near 2^53).
-  const int64s = [...INT64_EDGES, 2n ** 53n - 1n, -(2n ** 53n) + 1n, 2n ** 53n + 1n, -(2n ** 53n) - 1n, 2n ** 52n, 0x1fffffn << 32n, -(0x200000n << 32n), (0x200000n << 32n) - 1n, 0xffffffffn, -0xffffffffn, 2n ** 32n - 1n, -(2n ** 32n)];
+  const int64s = [
+    ...INT64_EDGES,
+    2n ** 53n - 1n,
+    -(2n ** 53n) + 1n,
+    2n ** 53n + 1n,
+    -(2n ** 53n) - 1n,
+    2n ** 52n,
+    0x1fffffn << 32n,
+    -(0x200000n << 32n),
+    (0x200000n << 32n) - 1n,
+    0xffffffffn,
+    -0xffffffffn,
+    2n ** 32n - 1n,
+    -(2n ** 32n),
+  ];
   for (const v of int64s) {
     const b = Buffer.alloc(8);
     b.writeBigInt64BE(v);
@@ -255,7 +257,10 @@ test('fixed-width integers: Reader and Writer against DataView over edges and 20
     assert.is(hex(out), hex(Buffer.concat([raw, raw.subarray(0, 4), raw.subarray(0, 4), raw.subarray(0, 2), raw.subarray(0, 2), raw.subarray(0, 1)])));
   }
   // Any non-zero byte reads as true.
-  assert.equal([...fromHex('00 01 02 7f 80 ff')].map((x) => new Reader(Buffer.from([x])).readBool()), [false, true, true, true, true, true]);
+  assert.equal(
+    [...fromHex('00 01 02 7f 80 ff')].map((x) => new Reader(Buffer.from([x])).readBool()),
+    [false, true, true, true, true, true],
+  );
 });
 
 // ------------------------------------------------------------------ uuid
@@ -297,7 +302,16 @@ test('uuid: 22-char base64url text form, round trip through Writer and Reader, t
     assert.is(target[18], 0xee);
   }
   // Not uuids: wrong length, padding, the standard base64 alphabet, a last char with set pad bits.
-  for (const bad of ['', 'AAAAAAAAAAAAAAAAAAAAA', 'AAAAAAAAAAAAAAAAAAAAAAA', 'AAAAAAAAAAAAAAAAAAAA==', 'AAAAAAAAAAAAAAAAAAAA+A', 'AAAAAAAAAAAAAAAAAAAA/A', 'AAAAAAAAAAAAAAAAAAAAAB', '00000000-0000-0000-0000-000000000000']) {
+  for (const bad of [
+    '',
+    'AAAAAAAAAAAAAAAAAAAAA',
+    'AAAAAAAAAAAAAAAAAAAAAAA',
+    'AAAAAAAAAAAAAAAAAAAA==',
+    'AAAAAAAAAAAAAAAAAAAA+A',
+    'AAAAAAAAAAAAAAAAAAAA/A',
+    'AAAAAAAAAAAAAAAAAAAAAB',
+    '00000000-0000-0000-0000-000000000000',
+  ]) {
     assert.not.ok(isUuid(bad), bad);
     const w = new Writer(32);
     const e = errorOf(() => w.writeUuid(bad));
@@ -567,12 +581,12 @@ test('Writer range checks: out-of-range, fractional, NaN, non-number and int64 o
     w.writeInt64(2n ** 63n - 1n);
     w.writeInt64(Number.MIN_SAFE_INTEGER);
   });
-  assert.is(
-    hex(ok),
-    '80 7f 80 00 7f ff ff ff 80 00 00 00 7f ff ff ff ff ff ff ff 80 00 00 00 00 00 00 00 7f ff ff ff ff ff ff ff ff e0 00 00 00 00 00 01',
-  );
+  assert.is(hex(ok), '80 7f 80 00 7f ff ff ff 80 00 00 00 7f ff ff ff ff ff ff ff 80 00 00 00 00 00 00 00 7f ff ff ff ff ff ff ff ff e0 00 00 00 00 00 01');
   const r = new Reader(ok);
-  assert.equal([r.readInt8(), r.readInt8(), r.readInt16(), r.readInt16(), r.readUInt16(), r.readInt32(), r.readInt32(), r.readUInt32()], [-128, 127, -32768, 32767, 65535, -(2 ** 31), 2 ** 31 - 1, 2 ** 32 - 1]);
+  assert.equal(
+    [r.readInt8(), r.readInt8(), r.readInt16(), r.readInt16(), r.readUInt16(), r.readInt32(), r.readInt32(), r.readUInt32()],
+    [-128, 127, -32768, 32767, 65535, -(2 ** 31), 2 ** 31 - 1, 2 ** 32 - 1],
+  );
   assert.equal([r.readInt64(), r.readInt64(), r.readInt64()], [-(2n ** 63n), 2n ** 63n - 1n, BigInt(Number.MIN_SAFE_INTEGER)]);
 });
 

@@ -136,7 +136,13 @@ function sample(n: number): RecordInput[] {
   return Array.from({ length: n }, (_, i) => ({
     key: i % 2 ? `key-${i}` : null,
     value: i % 4 === 3 ? null : `value-${i}-${'abc'.repeat(i % 20)}`,
-    headers: i % 3 ? [{ key: 'h', value: `${i}` }, { key: 'n', value: null }] : [],
+    headers:
+      i % 3
+        ? [
+            { key: 'h', value: `${i}` },
+            { key: 'n', value: null },
+          ]
+        : [],
     timestamp: 1_700_000_000_000 + i,
   }));
 }
@@ -235,7 +241,11 @@ for (const codec of ['gzip', 'snappy', 'lz4', 'zstd'] as const) {
       const b = decodeRecordBatch(batch, { pool });
       const err = protocolError(() => b.records(), `${codec} garbage ${i}`);
       assert.ok(['compression', 'invalid-length', 'truncated', 'trailing-bytes', 'varint-too-long'].includes(err.reason), err.message);
-      assert.is(protocolError(() => b.records()), err, 'the failure is sticky');
+      assert.is(
+        protocolError(() => b.records()),
+        err,
+        'the failure is sticky',
+      );
       b.release();
     }
   });
@@ -362,7 +372,11 @@ test('legacy message sets (magic 0 and 1) are refused with the magic named, even
       assert.is(err.reason, 'unsupported-version');
       assert.match(err.message, new RegExp(`legacy message set \\(magic ${magic}\\)`));
       assert.is(err.offset, 16);
-      assert.is(protocolError(() => reader.next()), err, 'the reader stays failed');
+      assert.is(
+        protocolError(() => reader.next()),
+        err,
+        'the reader stays failed',
+      );
     }
   }
   const after = Buffer.concat([encodeRecordBatch(sample(2)), legacyMessage(1, 2, 'old')]);

@@ -61,7 +61,11 @@ test('the addon refuses what is not a Uint8Array with a TypeError', () => {
   const f = crc32cImplementations.kwire;
   if (!f) return;
   for (const bad of [undefined, null, 'abc', 42, {}, new Uint16Array(4), new ArrayBuffer(8)]) {
-    assert.throws(() => (f as (x: unknown) => number)(bad), (e: Error) => e instanceof TypeError, String(bad));
+    assert.throws(
+      () => (f as (x: unknown) => number)(bad),
+      (e: Error) => e instanceof TypeError,
+      String(bad),
+    );
   }
   assert.is(f(new Uint8Array(0)), 0);
 });

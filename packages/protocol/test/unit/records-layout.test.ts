@@ -7,17 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isKafkaProtocolError } from '../../src/errors.js';
 import { Writer } from '../../src/primitives/writer.js';
-import {
-  crc32c,
-  decodeRecordBatch,
-  encodeRecordBatch,
-  sizeOfVarlong,
-  unzigzag32,
-  unzigzag64,
-  zigzag32,
-  zigzag64,
-  type Record,
-} from '../../src/records/index.js';
+import { crc32c, decodeRecordBatch, encodeRecordBatch, sizeOfVarlong, unzigzag32, unzigzag64, zigzag32, zigzag64, type Record } from '../../src/records/index.js';
 
 // ---- references, written independently of the code under test ----
 
@@ -91,8 +81,24 @@ function handBatch(h: {
 // ---- the worked batch of the protocol notes (§3.9) ----
 
 const WORKED = Buffer.from(
-  '0000000000000000' + '0000003a' + 'ffffffff' + '02' + 'bbcc4115' + '0000' + '00000000' + '0000018bcfe56800' + '0000018bcfe56800' +
-    'ffffffffffffffff' + 'ffff' + 'ffffffff' + '00000001' + '10' + '000000' + '01' + '046869' + '00',
+  '0000000000000000' +
+    '0000003a' +
+    'ffffffff' +
+    '02' +
+    'bbcc4115' +
+    '0000' +
+    '00000000' +
+    '0000018bcfe56800' +
+    '0000018bcfe56800' +
+    'ffffffffffffffff' +
+    'ffff' +
+    'ffffffff' +
+    '00000001' +
+    '10' +
+    '000000' +
+    '01' +
+    '046869' +
+    '00',
   'hex',
 );
 
@@ -169,7 +175,15 @@ test('hand layout: our encoder writes the same bytes, CRC included', () => {
   const bytes = encodeRecordBatch(
     [
       { key: 'k', value: 'v1', headers: [{ key: 'h', value: 'x' }], timestamp: T },
-      { key: null, value: null, headers: [{ key: 'a', value: null }, { key: 'é', value: '' }], timestamp: T + 5n },
+      {
+        key: null,
+        value: null,
+        headers: [
+          { key: 'a', value: null },
+          { key: 'é', value: '' },
+        ],
+        timestamp: T + 5n,
+      },
       { key: '', value: Buffer.alloc(200, 'z'), timestamp: T - 3n },
     ],
     { baseOffset: 42n, partitionLeaderEpoch: 5, isTransactional: true, producerId: 7n, producerEpoch: 1, baseSequence: 10 },

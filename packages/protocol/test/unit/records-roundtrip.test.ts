@@ -182,9 +182,7 @@ test('control batches: an unknown (KRaft) control type is passed through, its va
 });
 
 test('control batches: a marker written by a newer version with extra value bytes still reads', () => {
-  const b = decodeRecordBatch(
-    encodeRecordBatch([{ key: Buffer.from([0, 1, 0, 1]), value: Buffer.from([0, 1, 0, 0, 0, 9, 1, 2, 3]) }], { isControl: true, isTransactional: true }),
-  );
+  const b = decodeRecordBatch(encodeRecordBatch([{ key: Buffer.from([0, 1, 0, 1]), value: Buffer.from([0, 1, 0, 0, 0, 9, 1, 2, 3]) }], { isControl: true, isTransactional: true }));
   assert.equal(b.controlRecord, { version: 1, type: 1, coordinatorEpoch: 9, markerVersion: 1 });
 });
 

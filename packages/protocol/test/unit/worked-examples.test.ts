@@ -4,17 +4,7 @@
 // against the naive encoder, which anchors the naive encoder itself to bytes nobody generated.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  ConsumerGroupHeartbeat,
-  ConsumerProtocolAssignmentData,
-  decodeRequestFrame,
-  decodeResponseFrame,
-  encodeRequestFrame,
-  encodeResponseFrame,
-  Fetch,
-  Reader,
-  Writer,
-} from '../../src/index.js';
+import { ConsumerGroupHeartbeat, ConsumerProtocolAssignmentData, decodeRequestFrame, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, Fetch, Reader, Writer } from '../../src/index.js';
 import { diff, fromHex, hex } from './naive/compare.js';
 import { naiveEncode, naiveRequestFrame, naiveResponseFrame } from './naive/encoder.js';
 import { message } from './naive/schema.js';
@@ -145,7 +135,17 @@ test('by hand: Fetch v12 response partition with a non-default tagged CurrentLea
       {
         topic: 't',
         partitions: [
-          { partitionIndex: 0, errorCode: 0, highWatermark: 10n, lastStableOffset: -1n, logStartOffset: 0n, currentLeader: { leaderId: 1, leaderEpoch: 7 }, abortedTransactions: null, preferredReadReplica: -1, records: null },
+          {
+            partitionIndex: 0,
+            errorCode: 0,
+            highWatermark: 10n,
+            lastStableOffset: -1n,
+            logStartOffset: 0n,
+            currentLeader: { leaderId: 1, leaderEpoch: 7 },
+            abortedTransactions: null,
+            preferredReadReplica: -1,
+            records: null,
+          },
         ],
       },
     ],

@@ -119,11 +119,7 @@ export function kwireClients(): Client[] {
     collect: async (frame) => kwireCollect(frame, mode, options),
     cannot: () => null,
   });
-  return [
-    make('kwire', 'kwire records()', 'records', undefined),
-    make('kwire-cursor', 'kwire cursor', 'cursor', undefined),
-    make('kwire-nocrc', 'kwire records(), no CRC', 'records', noCrc),
-  ];
+  return [make('kwire', 'kwire records()', 'records', undefined), make('kwire-cursor', 'kwire cursor', 'cursor', undefined), make('kwire-nocrc', 'kwire records(), no CRC', 'records', noCrc)];
 }
 
 /* ---------------------------------------------------------------------------------------- kafkajs */
@@ -287,8 +283,6 @@ export async function platformaticClient(): Promise<Client> {
       return d.result();
     },
     cannot: (codec) =>
-      codec === 'zstd' && typeof (zlib as { zstdDecompressSync?: unknown }).zstdDecompressSync !== 'function'
-        ? `its zstd is node:zlib's, absent on Node ${process.versions.node}`
-        : null,
+      codec === 'zstd' && typeof (zlib as { zstdDecompressSync?: unknown }).zstdDecompressSync !== 'function' ? `its zstd is node:zlib's, absent on Node ${process.versions.node}` : null,
   };
 }

@@ -153,11 +153,7 @@ export function memberRack(m: MemberSubscription): string | null {
  * some replica has, and the partitions do not all have replicas on the same set of racks (if
  * they do, any assignment is equally rack-aligned and the plain algorithm is kept).
  */
-export function useRackAwareAssignment(
-  memberRacks: ReadonlySet<string>,
-  allPartitionRacks: ReadonlySet<string>,
-  racksByPartition: Iterable<ReadonlySet<string>>,
-): boolean {
+export function useRackAwareAssignment(memberRacks: ReadonlySet<string>, allPartitionRacks: ReadonlySet<string>, racksByPartition: Iterable<ReadonlySet<string>>): boolean {
   if (memberRacks.size === 0) return false;
   let intersects = false;
   for (const r of memberRacks) if (allPartitionRacks.has(r)) intersects = true;

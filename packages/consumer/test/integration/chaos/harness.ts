@@ -471,7 +471,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         }
       }),
     );
-    const groupOffsets = (await describeGroupOffsets(cluster, groupId)).map((r) => ({ partition: r.partition, committed: r.committed === null ? null : Number(r.committed), logEndOffset: r.logEndOffset === null ? null : Number(r.logEndOffset) }));
+    const groupOffsets = (await describeGroupOffsets(cluster, groupId)).map((r) => ({
+      partition: r.partition,
+      committed: r.committed === null ? null : Number(r.committed),
+      logEndOffset: r.logEndOffset === null ? null : Number(r.logEndOffset),
+    }));
     const again = await admin.highWatermarks(topic);
     report = checkChaos({
       partitions: PARTITIONS,
@@ -508,7 +512,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   for (const k of FAULT_KINDS) faultsByKind[k] = 0;
   for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
   const proxyEffects = { rst: proxies.reduce((n, p) => n + p.counts.rst, 0), cut: proxies.reduce((n, p) => n + p.counts.cut, 0) };
-  const result: Omit<ChaosResult, 'summary'> = { seed, dir, produceRate, groupProtocol: o.groupProtocol, report, produced, highWatermarks, faultsByKind, proxyEffects, drainMs, durationMs: Date.now() - started };
+  const result: Omit<ChaosResult, 'summary'> = {
+    seed,
+    dir,
+    produceRate,
+    groupProtocol: o.groupProtocol,
+    report,
+    produced,
+    highWatermarks,
+    faultsByKind,
+    proxyEffects,
+    drainMs,
+    durationMs: Date.now() - started,
+  };
   return { ...result, summary: summarize(result) };
 }
 
@@ -522,7 +538,9 @@ export function summarize(r: Omit<ChaosResult, 'summary'>): string {
   const dups = Object.entries(rep.duplicatesByCause)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
-  const closes = rep.closes.map((c) => `m${c.slot} ${c.durationMs} ms${c.timedOut ? ' (timed out)' : ''}${c.leftGroup ? '' : ' (did not leave)'}${c.uncommitted ? ` ${c.uncommitted} uncommitted` : ''}`).join(', ');
+  const closes = rep.closes
+    .map((c) => `m${c.slot} ${c.durationMs} ms${c.timedOut ? ' (timed out)' : ''}${c.leftGroup ? '' : ' (did not leave)'}${c.uncommitted ? ` ${c.uncommitted} uncommitted` : ''}`)
+    .join(', ');
   return [
     `chaos ${r.groupProtocol} seed ${r.seed}: ${rep.violations.length === 0 ? 'PASS' : `FAIL (${rep.violations.length} violations; logs in ${r.dir})`} in ${(r.durationMs / 1000).toFixed(0)} s`,
     `  records: ${r.produced} acknowledged (${r.produceRate}/s), ${hw} below the high watermarks, ${rep.processed} processed (${rep.unique} distinct, ${rep.processed - rep.unique} duplicates), ${rep.commits} commits`,

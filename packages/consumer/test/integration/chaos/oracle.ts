@@ -341,7 +341,8 @@ export function checkChaos(input: OracleInput): OracleReport {
       if (frontier + 1 >= input.highWatermarks[p]!) continue;
       const ms = next - f.start;
       worst = Math.max(worst, ms);
-      if (ms > input.progressWithinMs) violate(`(7) partition ${p}: ${next === Infinity ? 'no' : `the first`} new record processed ${next === Infinity ? 'after' : `${ms} ms after`} ${f.kind} ${f.target} at ${f.start}`);
+      if (ms > input.progressWithinMs)
+        violate(`(7) partition ${p}: ${next === Infinity ? 'no' : `the first`} new record processed ${next === Infinity ? 'after' : `${ms} ms after`} ${f.kind} ${f.target} at ${f.start}`);
     }
     recoveries.push({ fault: `${f.kind} ${f.target}`, ms: worst });
   }

@@ -44,13 +44,31 @@ try {
   await createTopic(cluster, { topic, partitions: 2 });
   const loop = (async () => {
     for (let n = 0; producing; n += 20) {
-      await Promise.all([0, 1].map((p) => producer.send(topic, p, Array.from({ length: 10 }, (_, i) => ({ value: `${n + i}` })))));
+      await Promise.all(
+        [0, 1].map((p) =>
+          producer.send(
+            topic,
+            p,
+            Array.from({ length: 10 }, (_, i) => ({ value: `${n + i}` })),
+          ),
+        ),
+      );
       await sleep(100);
     }
   })();
   const logOf = (name: string) => join(dir, `${name}.log`);
   for (const name of ['A', 'B']) {
-    const o: MemberOptions = { bootstrap: cluster.bootstrap, groupId: `freeze-${run}`, topic, groupProtocol: protocol, log: logOf(name), sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: 1_000, closeTimeoutMs: 5_000, processMs: 20 };
+    const o: MemberOptions = {
+      bootstrap: cluster.bootstrap,
+      groupId: `freeze-${run}`,
+      topic,
+      groupProtocol: protocol,
+      log: logOf(name),
+      sessionTimeoutMs: SESSION_MS,
+      heartbeatIntervalMs: 1_000,
+      closeTimeoutMs: 5_000,
+      processMs: 20,
+    };
     members.push(spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'member.js'), JSON.stringify(o)], { stdio: 'ignore' }));
     await sleep(3_000);
   }

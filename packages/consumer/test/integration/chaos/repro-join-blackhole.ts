@@ -33,12 +33,25 @@ let code = 1;
 const proxy = await FaultProxy.start('A', bootstrap);
 const producer = new TestProducer(bootstrap);
 const strategy = process.argv[2] === 'eager' ? ['range'] : ['cooperative-sticky'];
-const config = { groupId, partitionAssignmentStrategy: strategy, autoOffsetReset: 'earliest', sessionTimeoutMs: SESSION_MS, heartbeatIntervalMs: HEARTBEAT_MS, maxPollIntervalMs: 30_000, requestTimeoutMs: 5_000, fetchMaxWaitMs: 100 } as const;
+const config = {
+  groupId,
+  partitionAssignmentStrategy: strategy,
+  autoOffsetReset: 'earliest',
+  sessionTimeoutMs: SESSION_MS,
+  heartbeatIntervalMs: HEARTBEAT_MS,
+  maxPollIntervalMs: 30_000,
+  requestTimeoutMs: 5_000,
+  fetchMaxWaitMs: 100,
+} as const;
 const a = createConsumer({ ...config, bootstrapServers: await proxy.bootstrap(), clientId: 'A' });
 const b = createConsumer({ ...config, bootstrapServers: bootstrap, clientId: 'B' });
 try {
   await createTopic(cluster, { topic, partitions: 1 });
-  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: `r${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 100 }, (_, i) => ({ value: `r${i}` })),
+  );
   const t0 = Date.now();
   const ev = (who: string, what: string) => console.log(`${String(Date.now() - t0).padStart(6)} ms  ${who}: ${what}`);
   let holeAt = 0;
@@ -68,7 +81,13 @@ try {
     },
   });
   await a.assigned();
-  ev('A', `owns ${a.assignment().map((tp) => tp.partition).join(',')}`);
+  ev(
+    'A',
+    `owns ${a
+      .assignment()
+      .map((tp) => tp.partition)
+      .join(',')}`,
+  );
   await sleep(2_000);
   await b.subscribe({ topics: [topic] });
   b.on('assigned', (d) => ev('B', `assigned ${JSON.stringify((d.assigned as { partition: number }[]).map((tp) => tp.partition))}`));
@@ -81,7 +100,11 @@ try {
   await sleep(HOLE_MS);
   proxy.setBlackhole(false);
   ev('proxy', 'black hole lifted');
-  await producer.send(topic, 0, Array.from({ length: 100 }, (_, i) => ({ value: `s${i}` })));
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 100 }, (_, i) => ({ value: `s${i}` })),
+  );
   await sleep(3_000);
   const limit = SESSION_MS + HEARTBEAT_MS + 1_500;
   const after = lostAt ? lostAt - holeAt : Infinity;

@@ -4,7 +4,9 @@
 import { UNKNOWN_TAGS } from './encoder.js';
 
 export function hex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').replace(/(..)(?!$)/g, '$1 ');
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
 }
 
 export function fromHex(text: string): Buffer {
@@ -42,8 +44,12 @@ export function diff(actual: unknown, expected: unknown, path = ''): string | nu
   }
   const a = actual as Record<string | symbol, unknown>;
   const e = expected as Record<string | symbol, unknown>;
-  const ka = Object.keys(a).filter((k) => a[k] !== undefined).sort();
-  const ke = Object.keys(e).filter((k) => e[k] !== undefined).sort();
+  const ka = Object.keys(a)
+    .filter((k) => a[k] !== undefined)
+    .sort();
+  const ke = Object.keys(e)
+    .filter((k) => e[k] !== undefined)
+    .sort();
   if (ka.join(',') !== ke.join(',')) {
     const missing = ke.filter((k) => !ka.includes(k));
     const extra = ka.filter((k) => !ke.includes(k));

@@ -10,17 +10,7 @@
 // - tagged fields are written only when they differ from their default, in increasing tag order,
 //   each as uvarint tag, uvarint size, value; unknown tags kept on a struct are merged in;
 // - a nullable struct is preceded by an int8 marker: -1 null, 1 present.
-import {
-  type NField,
-  type NMessage,
-  baseType,
-  inRange,
-  isArray,
-  isFlexible,
-  isStructType,
-  isTaggedAt,
-  prop,
-} from './schema.js';
+import { type NField, type NMessage, baseType, inRange, isArray, isFlexible, isStructType, isTaggedAt, prop } from './schema.js';
 
 /** The key under which decoded structs keep unknown tagged fields (the codec's is Symbol.for of the same name). */
 export const UNKNOWN_TAGS: unique symbol = Symbol.for('kwire.unknownTaggedFields') as never;
@@ -378,10 +368,7 @@ function frame(header: Out, body: Out): NaiveFrame {
  * Request header v1 (int16 api key, int16 version, int32 correlation id, int16-length nullable
  * client id) or v2 (the same + tagged fields), chosen by whether the request version is flexible.
  */
-export function naiveRequestFrame(
-  req: NMessage,
-  r: { apiVersion: number; correlationId: number; clientId: string | null; body: object; headerTaggedFields?: RawTag[] },
-): NaiveFrame {
+export function naiveRequestFrame(req: NMessage, r: { apiVersion: number; correlationId: number; clientId: string | null; body: object; headerTaggedFields?: RawTag[] }): NaiveFrame {
   const h = new Out();
   h.int16(req.apiKey!);
   h.int16(r.apiVersion);
@@ -402,10 +389,7 @@ export function naiveRequestFrame(
  * flexible, except ApiVersions (18), always v0. `bodyVersion` is the version the body is written
  * in (v0 for an ApiVersions UNSUPPORTED_VERSION answer).
  */
-export function naiveResponseFrame(
-  res: NMessage,
-  r: { apiVersion: number; bodyVersion?: number; correlationId: number; body: object; headerTaggedFields?: RawTag[] },
-): NaiveFrame {
+export function naiveResponseFrame(res: NMessage, r: { apiVersion: number; bodyVersion?: number; correlationId: number; body: object; headerTaggedFields?: RawTag[] }): NaiveFrame {
   const h = new Out();
   h.int32(r.correlationId);
   if (res.apiKey !== 18 && isFlexible(res, r.apiVersion)) writeTagSection(h, r.headerTaggedFields);

@@ -1,20 +1,7 @@
 // Seeded random message bodies generated from the schemas, and the body a decoder must give back
 // for them. For tests only; no code from src/.
 import { defaultOf, type RawTag, UNKNOWN_TAGS, ZERO_UUID_TEXT } from './encoder.js';
-import {
-  type NField,
-  type NMessage,
-  type VRange,
-  baseType,
-  inRange,
-  intersect,
-  isArray,
-  isFlexible,
-  isStructType,
-  isTaggedAt,
-  parseRange,
-  prop,
-} from './schema.js';
+import { type NField, type NMessage, type VRange, baseType, inRange, intersect, isArray, isFlexible, isStructType, isTaggedAt, parseRange, prop } from './schema.js';
 
 /** mulberry32: a tiny seeded PRNG, good enough to pick test inputs reproducibly. */
 export class Rng {
