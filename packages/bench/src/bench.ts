@@ -49,7 +49,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
   // --clients names families or variants; a family none of whose variants is named is not selected.
   const selected = (family: string) => !o.clients || THROUGHPUT_VARIANTS.some((v) => v.family === family && (o.clients!.includes(v.id) || o.clients!.includes(family)));
   for (const c of THROUGHPUT_CLIENTS) if (!selected(c)) available.set(c, 'not selected (--clients)');
-  const rd = available.get('rdkafka') === null ? ensureRdkafka(node, (l) => boot.log(l)) : { ok: false, reason: available.get('rdkafka')! };
+  const rd = available.get('rdkafka') === null ? ensureRdkafka(node, (l) => boot.log(l), { build: o.mode !== 'quick' }) : { ok: false, reason: available.get('rdkafka')! };
   if (!rd.ok) available.set('rdkafka', rd.reason ?? 'node-rdkafka could not be built');
   else {
     boot.log(`node-rdkafka ${rd.version} (librdkafka ${rd.librdkafka}, ${rd.features?.join(', ')}): ${rd.built ? 'built' : 'already built'} for Node ${node.version} in ${rd.dir}`);

@@ -93,7 +93,11 @@ function installZstd(log: (line: string) => void): string | null {
   return `apt-get install -y libzstd-dev failed (${(r.stderr ?? '').trim().split('\n').pop() ?? `exit ${r.status}`}): ${ZSTD_FIX}`;
 }
 
-export function ensureRdkafka(node: ClientNode, log: (line: string) => void): RdkafkaBuild {
+/**
+ * `build: false` (--quick, inside npm test): use a build that is already there, never start one:
+ * the build takes minutes on two cores, the full run (`npm run bench`) makes it once.
+ */
+export function ensureRdkafka(node: ClientNode, log: (line: string) => void, options: { build?: boolean } = {}): RdkafkaBuild {
   let src: string;
   try {
     src = realpathSync(dirname(require.resolve('node-rdkafka/package.json')));
@@ -118,6 +122,7 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void): Rd
     const m = JSON.parse(readFileSync(markerFile, 'utf8')) as Marker;
     if (m.node === node.version && typeof probe(node.path, dir) !== 'string') return result(m, false);
   }
+  if (options.build === false) return { ok: false, version, reason: `not built yet for Node ${node.version}: \`npm run bench\` builds it once (a few minutes); --quick does not` };
   const zstd = installZstd(log);
   if (zstd) log(`WARNING: ${zstd}`);
   const headers = nodeHeaders(node.path);
