@@ -195,6 +195,10 @@ for (const groupProtocol of ['classic', 'consumer'] as const) {
       // 20 records, 10 per batch: the first was taken by setUp, the second is buffered.
       const order: string[] = [];
       c.on('lost', () => order.push('lost'));
+      // The fake broker runs in this process and freezes with it; a real one would have expired the
+      // member meanwhile. So the heartbeats answered after the freeze (one may be in flight) say so,
+      // as a real coordinator would: the member's session is gone either way.
+      cluster.inject(groupProtocol === 'classic' ? ApiKey.Heartbeat : ApiKey.ConsumerGroupHeartbeat, groupProtocol === 'classic' ? ErrorCode.UNKNOWN_MEMBER_ID : ErrorCode.FENCED_MEMBER_EPOCH, 2);
       // A freeze (a long pause, SIGSTOP): the event loop does nothing for longer than the session.
       const until = Date.now() + 2_000;
       while (Date.now() < until) {
