@@ -386,12 +386,27 @@ export class GroupManager implements MembershipHost {
         wanted.map((o) => ({ topic: o.topic, partition: o.partition })),
       );
     const started = performance.now();
+    const statesAtStart = wanted
+      .map((o) => tpKey(o.topic, o.partition))
+      .flatMap((key) => {
+        const state = this.ownedPartitions.has(key) ? this.options.subscriptions.get(key) : undefined;
+        return state ? [[key, state] as const] : [];
+      });
     this.committing = (async () => {
       try {
         await this.offsets.commit(
           wanted,
           { generationIdOrMemberEpoch: identity.generation, memberId: identity.memberId, groupInstanceId: identity.groupInstanceId, consumerProtocol: identity.consumerProtocol },
           deadline,
+          // Still the membership the offsets belong to: the same member (classic: the same
+          // generation; a KIP-848 epoch moves with every reconciliation), and every partition that
+          // was owned at the start still owned by the same assignment (a partition lost and given
+          // back has a new state).
+          () => {
+            const now = this.membership.identity();
+            if (now === undefined || now.memberId !== identity.memberId || (!identity.consumerProtocol && now.generation !== identity.generation)) return false;
+            return statesAtStart.every(([key, state]) => this.options.subscriptions.get(key) === state);
+          },
         );
         for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
         const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
