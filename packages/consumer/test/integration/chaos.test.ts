@@ -1,19 +1,21 @@
 // Issue 10's chaos test in its short form (about 4-5 minutes): a 3-node cluster of its own, and
-// two runs of chaos/harness.ts on it, classic cooperative-sticky then KIP-848, each with a fixed
-// seed whose 65 s schedule holds, between the two, every kind of fault (member SIGKILL, SIGTERM,
-// SIGSTOP; proxy RST, black hole, latency, cut Fetch answer; SIGKILL of a partition leader and of
-// the group coordinator). KWIRE_CHAOS_SEED replays one seed in both runs. Long runs:
-// `npm run chaos -- --minutes N --seed S`.
+// two runs of chaos/harness.ts on it, classic cooperative-sticky then KIP-848. Each npm test draws
+// a fresh seed (printed, with how to replay it), and the two runs share its schedule
+// (planFaultPair): the KIP-848 run continues the classic run's deck of the nine kinds of fault
+// (member SIGKILL, SIGTERM, SIGSTOP; proxy RST, black hole, latency, cut Fetch answer; SIGKILL of a
+// partition leader and of the group coordinator), so a test meets nearly all of them.
+// KWIRE_CHAOS_SEED=S replays one seed. Long runs: `npm run chaos -- --minutes N --seed S`.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startKafka, type KafkaCluster } from '@kwire/broker';
-import { CHAOS_BROKER_CONFIG, runChaos } from './chaos/harness.js';
+import { randomInt } from 'node:crypto';
+import { CHAOS_BROKER_CONFIG, SESSION_TIMEOUT_MS, runChaos } from './chaos/harness.js';
+import { planFaultPair } from './chaos/schedule.js';
 
 const FAULT_MS = 65_000;
-const replay = process.env.KWIRE_CHAOS_SEED ? Number(process.env.KWIRE_CHAOS_SEED) : undefined;
 let cluster: KafkaCluster;
 const dir = mkdtempSync(join(tmpdir(), 'kwire-chaos-'));
 let failed = false;
@@ -27,12 +29,13 @@ test.after(async () => {
   if (!failed) rmSync(dir, { recursive: true, force: true });
 });
 
-for (const [groupProtocol, seed] of [
-  ['classic', 13],
-  ['consumer', 18],
-] as const) {
-  test(`chaos, ${groupProtocol} group, seed ${replay ?? seed}: nothing lost, nothing committed unfinished, no zombie, every close() within 10 s`, async () => {
-    const r = await runChaos({ cluster, seed: replay ?? seed, groupProtocol, faultMs: FAULT_MS, dir, log: (l) => process.stdout.write(`${l}\n`) });
+const seed = process.env.KWIRE_CHAOS_SEED ? Number(process.env.KWIRE_CHAOS_SEED) : randomInt(1, 1_000_000);
+const plans = planFaultPair(seed, FAULT_MS, SESSION_TIMEOUT_MS);
+process.stdout.write(`chaos seed ${seed} (replay: KWIRE_CHAOS_SEED=${seed}): classic ${plans[0].map((f) => f.kind).join(', ')}; KIP-848 ${plans[1].map((f) => f.kind).join(', ')}\n`);
+
+for (const [i, groupProtocol] of (['classic', 'consumer'] as const).entries()) {
+  test(`chaos, ${groupProtocol} group, seed ${seed}: nothing lost, nothing committed unfinished, no zombie, every close() within 10 s`, async () => {
+    const r = await runChaos({ cluster, seed, plan: plans[i], groupProtocol, faultMs: FAULT_MS, dir, log: (l) => process.stdout.write(`${l}\n`) });
     process.stdout.write(`${r.summary}\n`);
     if (r.report.violations.length) failed = true;
     assert.equal(r.report.violations, [], `chaos ${groupProtocol} seed ${r.seed} (replay: KWIRE_CHAOS_SEED=${r.seed}):\n${r.summary}`);

@@ -145,9 +145,16 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
   const groupId = groupOf('three');
   await createTopic(kafka, { topic, partitions: 2 });
   const total = 2 * 1500;
-  // Java first: its JVM takes a couple of seconds; it stops after 5 s without a record.
-  const java = consoleShareConsumer(kafka, { topic, group: groupId, maxMessages: total, idleTimeoutMs: 5_000, props: { 'max.poll.records': 50 } });
-  java.catch(() => {});
+  // Java first: its JVM takes a couple of seconds. Its idle timeout (--timeout-ms) counts from
+  // its first poll, before its join: the join, the other members' next heartbeats (the share
+  // heartbeat interval is 5 s) and the first records must all come within it, so 5 s was a race
+  // (lost once in a clean-clone CI run); 15 s is not, and it costs 15 s at the end only.
+  let javaEnded = '';
+  const java = consoleShareConsumer(kafka, { topic, group: groupId, maxMessages: total, idleTimeoutMs: 15_000, props: { 'max.poll.records': 50 } });
+  java.then(
+    (lines) => (javaEnded = `it exited after ${lines.length} records`),
+    (e: unknown) => (javaEnded = `it failed: ${String(e)}`),
+  );
   const kwire = [share(groupId, { maxPollRecords: 50 }), share(groupId, { maxPollRecords: 50 })];
   const got = kwire.map(() => [] as string[]);
   await Promise.all(kwire.map((c) => c.subscribe([topic])));
@@ -158,7 +165,7 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
     const res = await conn.request(ShareGroupDescribe, { groupIds: [groupId], includeAuthorizedOperations: false });
     const members = res.groups[0]?.members ?? [];
     if (members.length === 3 && members.every((m) => m.assignment.topicPartitions.length > 0)) break;
-    assert.ok(Date.now() < deadline, 'the Java member never joined and got its assignment');
+    assert.ok(!javaEnded && Date.now() < deadline, `the Java member never joined and got its assignment (members: ${members.length}; ${javaEnded || 'it is still running'})`);
   }
   await sleep(1_000); // and its first ShareFetch
   const loops = kwire.map(async (c, i) => {

@@ -42,6 +42,8 @@ export interface ChaosOptions {
   groupProtocol: 'classic' | 'consumer';
   /** How long faults are injected. */
   faultMs: number;
+  /** The faults to inject; by default the seed's schedule for `faultMs` (planFaults). */
+  plan?: readonly PlannedFault[];
   /** Where the member logs go. */
   dir: string;
   log?: (line: string) => void;
@@ -426,7 +428,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }
     log(`  every partition is read (${Date.now() - warm} ms after the members started)`);
 
-    const plan = planFaults(seed, o.faultMs, SESSION_TIMEOUT_MS);
+    const plan = o.plan ?? planFaults(seed, o.faultMs, SESSION_TIMEOUT_MS);
     log(`  schedule: ${plan.map((f) => f.kind).join(', ')}`);
     for (const f of plan) {
       await sleep(f.gapMs);
