@@ -92,9 +92,19 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
     });
     current = child;
     let out = '';
+    // When each file's header line (uvu prints the file name as a file starts) was seen: the time
+    // per file, for the summary line that says where a suite's minutes go.
+    const fileStarts = [];
+    let partial = '';
     child.stdout.on('data', (c) => {
       out += c;
       process.stdout.write(c);
+      const lines = (partial + c).split('\n');
+      partial = lines.pop();
+      for (const l of lines) {
+        const file = stripAnsi(l).trim();
+        if (/^\S+\.test\.js$/.test(file)) fileStarts.push({ file, at: Date.now() });
+      }
     });
     child.stderr.on('data', (c) => {
       out += c;
@@ -129,6 +139,14 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
         result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined, failures };
       }
       process.stdout.write(`== ${name}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped in ${seconds} s${result.note ? ` (${result.note})` : ''}\n`);
+      const perFile = fileStarts.map((f, i) => ({ file: f.file, s: ((fileStarts[i + 1]?.at ?? Date.now()) - f.at) / 1000 })).sort((a, b) => b.s - a.s);
+      if (perFile.length > 1 && Number(seconds) > 60)
+        process.stdout.write(
+          `== ${name}, slowest files: ${perFile
+            .slice(0, 10)
+            .map((f) => `${f.file} ${f.s.toFixed(0)} s`)
+            .join(', ')}\n`,
+        );
       results.push(result);
       resolve(result);
     });
