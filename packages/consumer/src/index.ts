@@ -22,11 +22,23 @@ export type { GroupCloseReport } from './group/group-manager.js';
 export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
 export { ShareRecord, ShareBatch } from './share/records.js';
 export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
-export type { ShareAssignment } from './share/membership.js';
+export type { ShareAssignment, ShareGroupEventDetails } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { RecordReleasedError } from '@kwire/protocol';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
-export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
+export {
+  resolveConfig,
+  JAVA_NAMES,
+  type ConsumerConfig,
+  type ResolvedConfig,
+  type Deserializer,
+  type DeserializerContext,
+  type Deserialized,
+  type DeserializedKey,
+  type DeserializedValue,
+  type ConsumerInterceptor,
+  type SaslConfig,
+} from './config.js';
 export {
   KafkaError,
   isKafkaError,
@@ -50,5 +62,5 @@ export { CommitFailedError, type OffsetToCommit, type CommittedOffset } from './
 export { FatalGroupError } from './group/membership.js';
 export { Kip848UnavailableError } from './group/kip848.js';
 export type { RebalanceListener, Subscription } from './group/group-manager.js';
-export type { GroupEventName } from './group/membership.js';
+export type { GroupEventName, GroupEventDetails } from './group/membership.js';
 export * from './group/assignors/index.js';
