@@ -93,7 +93,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
   /** Counters, rates and latencies for metrics() and diagnostics_channel. */
-  private readonly meter = new ConsumerMeter();
+  private readonly meter = new ConsumerMeter(this);
   /** Every assigned partition's state: changed only through its methods. */
   private readonly subscriptions: SubscriptionState;
   private readonly bufferPool: BufferPool;

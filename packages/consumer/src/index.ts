@@ -15,6 +15,15 @@ export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
 export { prometheusText } from './metrics/prometheus.js';
+export {
+  bridgeOpenTelemetry,
+  openTelemetryMeter,
+  type OpenTelemetryBridge,
+  type OpenTelemetryBridgeOptions,
+  type OtelMeter,
+  type OtelInstrumentOptions,
+  type OtelAttributes,
+} from './metrics/opentelemetry.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
 export type { CloseResult } from './consumer.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
