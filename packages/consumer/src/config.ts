@@ -18,6 +18,30 @@ import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@kwire/protocol';
  */
 export type Deserializer<T = unknown> = 'buffer' | 'string' | 'json' | ((data: Buffer | null, context: DeserializerContext) => T | Promise<T>);
 
+/**
+ * What a deserializer gives: Buffer | null for 'buffer' (and when none is set), string | null for
+ * 'string' (a null key or value stays null), unknown for 'json', and a function's return type,
+ * awaited. Anything else (a setting typed only as Deserializer, say) is unknown.
+ */
+export type Deserialized<D> = [D] extends [undefined] | ['buffer'] ? Buffer | null : [D] extends ['string'] ? string | null : D extends (...args: never[]) => infer R ? Awaited<R> : unknown;
+
+/**
+ * The key type of the records of a consumer with this configuration (camelCase or dotted name).
+ * A configuration typed only as ConsumerConfig says nothing of its deserializer: unknown.
+ */
+export type DeserializedKey<C> = 'keyDeserializer' extends keyof C
+  ? Deserialized<C['keyDeserializer' & keyof C]>
+  : 'key.deserializer' extends keyof C
+    ? Deserialized<C['key.deserializer' & keyof C]>
+    : Buffer | null;
+
+/** The value type of the records of a consumer with this configuration (camelCase or dotted name). */
+export type DeserializedValue<C> = 'valueDeserializer' extends keyof C
+  ? Deserialized<C['valueDeserializer' & keyof C]>
+  : 'value.deserializer' extends keyof C
+    ? Deserialized<C['value.deserializer' & keyof C]>
+    : Buffer | null;
+
 export interface DeserializerContext {
   topic: string;
   partition: number;

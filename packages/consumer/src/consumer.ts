@@ -3,13 +3,13 @@ import { BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type
 import { MetadataCache } from './cluster/metadata.js';
 import { ConsumerMeter, type GroupMetrics, type RecordLatency } from './metrics/meter.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
-import { resolveConfig, type ConsumerConfig, type ResolvedConfig } from './config.js';
+import { resolveConfig, type ConsumerConfig, type DeserializedKey, type DeserializedValue, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
 import { BrokerResponseError, ClosedError, ConfigError, type DeserializationError } from './errors.js';
 import { resolveAssignors } from './group/assignors/index.js';
 import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subscription } from './group/group-manager.js';
 import { remaining, settledBy } from './deadline.js';
-import type { GroupEventName } from './group/membership.js';
+import type { GroupEventDetails, GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type FetcherStats, type PositionChange } from './fetch/fetcher.js';
 import type { LatencySummary } from './fetch/latency.js';
@@ -37,11 +37,11 @@ export interface PartitionAssignment extends TopicPartition {
 }
 
 /**
- * Group events, each with a detail object (why, partitions, member id, generation...); positions
- * that moved without the application asking ('log-truncation', KIP-320, and 'offset-reset' by
- * auto.offset.reset); 'error'.
+ * The consumer's events and their listeners' arguments: group events, each with its detail object
+ * (GroupEventDetails: why, partitions, member id, generation...); positions that moved without the
+ * application asking ('log-truncation', KIP-320, and 'offset-reset' by auto.offset.reset); 'error'.
  */
-export type ConsumerEvents = { [K in GroupEventName]: [detail: Record<string, unknown>] } & {
+export type ConsumerEvents = { [K in GroupEventName]: [detail: GroupEventDetails[K]] } & {
   error: [err: Error];
   'log-truncation': [change: PositionChange];
   'offset-reset': [change: PositionChange];
@@ -81,14 +81,19 @@ export interface ConsumerMetrics extends FetcherStats {
  * Partitions feed message streams (MessageStream): the consumer's default stream (iterate the
  * consumer itself), or N streams per topic from streams({ topic: N }). A partition feeds exactly
  * one stream; a topic's partitions are spread over its streams (partition p goes to stream p mod N).
+ *
+ * K and V are the types of the records' keys and values: createConsumer() works them out from the
+ * keyDeserializer and valueDeserializer (Buffer | null for 'buffer' or none, string | null for
+ * 'string', what a function returns, awaited), or takes them as createConsumer<K, V>(...).
  */
-export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch> {
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merged interface declares only typed signatures of EventEmitter's own listener methods (nothing left uninitialized)
+export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch<K, V>> {
   readonly config: ResolvedConfig;
   readonly metadata: MetadataCache;
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
   /** Counters, rates and latencies for metrics() and diagnostics_channel. */
-  private readonly meter = new ConsumerMeter();
+  private readonly meter = new ConsumerMeter(this);
   /** Every assigned partition's state: changed only through its methods. */
   private readonly subscriptions: SubscriptionState;
   private readonly bufferPool: BufferPool;
@@ -253,9 +258,9 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
         protocol,
         streamFor: (topic, partition) => this.streamFor(topic, partition),
         emit: (name, detail) => {
-          this.emit(name, detail);
+          (this.emit as (name: GroupEventName, detail: unknown) => boolean)(name, detail);
           if (name === 'fatal') {
-            const err = detail.error as Error;
+            const err = (detail as GroupEventDetails['fatal']).error;
             if (this.listenerCount('error') > 0) this.emit('error', err);
             for (const s of this.allStreams()) s.fail(err);
           }
@@ -357,14 +362,14 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
    * partitions: data queued for a partition that moves is dropped and fetched again from its
    * position, so nothing is lost or delivered twice.
    */
-  streams(spec: Readonly<Record<string, number>>): Record<string, MessageStream[]> {
-    const out: Record<string, MessageStream[]> = {};
+  streams(spec: Readonly<Record<string, number>>): Record<string, MessageStream<K, V>[]> {
+    const out: Record<string, MessageStream<K, V>[]> = {};
     for (const [topic, n] of Object.entries(spec)) {
       if (!Number.isInteger(n) || n < 1) throw new ConfigError(`streams: ${topic} wants ${n} streams; give a positive integer`);
       const streams = Array.from({ length: n }, (_, i) => new MessageStream(this.streamOwner, topic, i));
       for (const old of this.topicStreams.get(topic) ?? []) old.close();
       this.topicStreams.set(topic, streams);
-      out[topic] = streams;
+      out[topic] = streams as MessageStream<K, V>[];
       for (const state of this.subscriptions.values()) {
         if (state.topic === topic) this.moveTo(state, streams[state.partition % n]!);
       }
@@ -387,13 +392,13 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
   }
 
   /** The default stream: every assigned partition not given to streams(). */
-  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch> {
-    return this.defaultStream[Symbol.asyncIterator]();
+  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch<K, V>> {
+    return (this.defaultStream as MessageStream<K, V>)[Symbol.asyncIterator]();
   }
 
-  /** The default stream record by record. */
-  records<K = unknown, V = unknown>(): AsyncIterable<ConsumedRecord<K, V>> {
-    return this.defaultStream.records<K, V>();
+  /** The default stream record by record (types: the consumer's, or given here). */
+  records<RK = K, RV = V>(): AsyncIterable<ConsumedRecord<RK, RV>> {
+    return this.defaultStream.records<RK, RV>();
   }
 
   /**
@@ -404,7 +409,7 @@ export class Consumer extends EventEmitter<ConsumerEvents> implements AsyncItera
    * rejects, as `onFailure` says (see FailurePolicy). Consumer errors (OffsetOutOfRangeError,
    * CorruptRecordError, a fatal group error) reject it, after which the consumer keeps running.
    */
-  run<K = unknown, V = unknown>(options: RunOptions<K, V>): Promise<void> {
+  run<RK = K, RV = V>(options: RunOptions<RK, RV>): Promise<void> {
     const { eachBatch, eachMessage } = options;
     if ((eachBatch === undefined) === (eachMessage === undefined)) return Promise.reject(new ConfigError('run() needs exactly one of eachBatch and eachMessage'));
     const { logger, retryBackoffMs, retryBackoffMaxMs } = this.config;
@@ -596,6 +601,27 @@ function toOffset(offset: bigint | number): bigint {
   return BigInt(offset);
 }
 
+/**
+ * A consumer whose records' key and value types follow from its deserializers:
+ * `createConsumer({ ..., keyDeserializer: 'string', valueDeserializer: (data) => parse(data) })`
+ * is a Consumer<string | null, ReturnType<typeof parse>>. Or give them: createConsumer<K, V>(...).
+ */
+export function createConsumer<const C extends ConsumerConfig>(config: C): Consumer<DeserializedKey<C>, DeserializedValue<C>>;
+export function createConsumer<K, V = unknown>(config: ConsumerConfig | Record<string, unknown>): Consumer<K, V>;
 export function createConsumer(config: ConsumerConfig | Record<string, unknown>): Consumer {
   return new Consumer(config);
+}
+
+/**
+ * Listeners typed by ConsumerEvents, for one event name or a union of them (see typed-events.ts);
+ * the methods are EventEmitter's.
+ */
+export interface Consumer<K, V> {
+  on<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  once<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  addListener<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  prependListener<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  prependOnceListener<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  off<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
+  removeListener<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;
 }

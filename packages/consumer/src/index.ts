@@ -15,6 +15,15 @@ export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
 export { prometheusText } from './metrics/prometheus.js';
+export {
+  bridgeOpenTelemetry,
+  openTelemetryMeter,
+  type OpenTelemetryBridge,
+  type OpenTelemetryBridgeOptions,
+  type OtelMeter,
+  type OtelInstrumentOptions,
+  type OtelAttributes,
+} from './metrics/opentelemetry.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
 export type { CloseResult } from './consumer.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
@@ -22,11 +31,23 @@ export type { GroupCloseReport } from './group/group-manager.js';
 export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
 export { ShareRecord, ShareBatch } from './share/records.js';
 export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
-export type { ShareAssignment } from './share/membership.js';
+export type { ShareAssignment, ShareGroupEventDetails } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { RecordReleasedError } from '@kwire/protocol';
 export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
-export { resolveConfig, JAVA_NAMES, type ConsumerConfig, type ResolvedConfig, type Deserializer, type DeserializerContext, type ConsumerInterceptor, type SaslConfig } from './config.js';
+export {
+  resolveConfig,
+  JAVA_NAMES,
+  type ConsumerConfig,
+  type ResolvedConfig,
+  type Deserializer,
+  type DeserializerContext,
+  type Deserialized,
+  type DeserializedKey,
+  type DeserializedValue,
+  type ConsumerInterceptor,
+  type SaslConfig,
+} from './config.js';
 export {
   KafkaError,
   isKafkaError,
@@ -50,5 +71,5 @@ export { CommitFailedError, type OffsetToCommit, type CommittedOffset } from './
 export { FatalGroupError } from './group/membership.js';
 export { Kip848UnavailableError } from './group/kip848.js';
 export type { RebalanceListener, Subscription } from './group/group-manager.js';
-export type { GroupEventName } from './group/membership.js';
+export type { GroupEventName, GroupEventDetails } from './group/membership.js';
 export * from './group/assignors/index.js';

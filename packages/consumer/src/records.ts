@@ -1,4 +1,4 @@
-import type { Record as WireRecord, RecordHeader } from '@kwire/protocol';
+import type { RecordView, RecordHeader } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
 import { ConfigError, DeserializationError } from './errors.js';
 
@@ -78,7 +78,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   private v: unknown = UNSET;
 
   constructor(
-    readonly wire: WireRecord,
+    readonly wire: RecordView,
     private readonly context: RecordContext,
   ) {}
 

@@ -6,7 +6,8 @@ import { BrokerPool } from './connection/index.js';
 import { ClosedError, ConfigError, KafkaError } from './errors.js';
 import { deserializerFor, type RecordContext } from './records.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
-import { ShareMembership, type ShareAssignment } from './share/membership.js';
+import type { DeserializedKey, DeserializedValue } from './config.js';
+import { ShareMembership, type ShareAssignment, type ShareGroupEventDetails } from './share/membership.js';
 import { ACK, ACK_TYPES, ShareBatch, ShareRecord, type AcknowledgeType } from './share/records.js';
 import { ShareSession, type ShareAcknowledgeResult, type ShareCounters, type SharePartitionRef } from './share/session.js';
 
@@ -29,11 +30,12 @@ export interface ShareConsumerMetrics extends ShareCounters {
   heartbeats: number;
 }
 
+/** The share consumer's events and their listeners' arguments. */
 export type ShareConsumerEvents = {
-  joined: [detail: Record<string, unknown>];
-  left: [detail: Record<string, unknown>];
-  fenced: [detail: Record<string, unknown>];
-  assigned: [detail: Record<string, unknown>];
+  joined: [detail: ShareGroupEventDetails['joined']];
+  left: [detail: ShareGroupEventDetails['left']];
+  fenced: [detail: ShareGroupEventDetails['fenced']];
+  assigned: [detail: ShareGroupEventDetails['assigned']];
   /** The broker's answer to acknowledgements: piggybacked on a ShareFetch, committed, or sent on close. */
   acknowledged: [results: ShareAcknowledgeResult[], via: 'fetch' | 'commit' | 'close'];
   error: [err: Error];
@@ -54,6 +56,7 @@ export type ShareConsumerEvents = {
  * deliveryCount + 1). Explicit mode: acknowledge(record, type) every record before asking for more.
  * Acknowledgements travel on the next ShareFetch, or at once with commitSync()/commitAsync().
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merged interface declares only typed signatures of EventEmitter's own listener methods (nothing left uninitialized)
 export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareConsumerEvents> implements AsyncIterable<ShareBatch<K, V>> {
   readonly config: ResolvedShareConfig;
   readonly metadata: MetadataCache;
@@ -115,7 +118,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       logger: c.logger,
       assigned: (partitions, why) => this.assign(partitions, why),
       fail: (err) => this.fail(err),
-      emit: (event, detail) => self.emit(event, detail),
+      emit: (event, detail) => (self.emit as (event: string, detail: unknown) => boolean)(event, detail),
     });
     this.metadata.onChange(() => {
       this.membership.metadataChanged();
@@ -576,6 +579,23 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   }
 }
 
-export function createShareConsumer<K = unknown, V = unknown>(config: ShareConsumerConfig | Record<string, unknown>): ShareConsumer<K, V> {
-  return new ShareConsumer<K, V>(config);
+/**
+ * A share consumer whose records' key and value types follow from its deserializers (as
+ * createConsumer's), or are given: createShareConsumer<K, V>(...).
+ */
+export function createShareConsumer<const C extends ShareConsumerConfig>(config: C): ShareConsumer<DeserializedKey<C>, DeserializedValue<C>>;
+export function createShareConsumer<K, V = unknown>(config: ShareConsumerConfig | Record<string, unknown>): ShareConsumer<K, V>;
+export function createShareConsumer(config: ShareConsumerConfig | Record<string, unknown>): ShareConsumer {
+  return new ShareConsumer(config);
+}
+
+/** Listeners typed by ShareConsumerEvents, for one event name or a union of them; the methods are EventEmitter's. */
+export interface ShareConsumer<K, V> {
+  on<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  once<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  addListener<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  prependListener<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  prependOnceListener<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  off<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
+  removeListener<E extends keyof ShareConsumerEvents>(event: E, listener: (...args: ShareConsumerEvents[E]) => void): this;
 }

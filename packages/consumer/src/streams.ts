@@ -38,7 +38,7 @@ const HELD_RECHECK_MS = 50;
  * finishes only what it had moved past, the batches before the current one or the records before
  * the current one, and gives the rest back to be delivered again.
  */
-export class MessageStream implements AsyncIterable<ConsumerBatch> {
+export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<ConsumerBatch<K, V>> {
   private readonly queue: FetchedPartition[] = [];
   private waiter: { resolve: () => void } | undefined;
   private failure: Error | undefined;
@@ -192,13 +192,13 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
     }
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch> {
-    let previous: ConsumerBatch | undefined;
+  [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch<K, V>> {
+    let previous: ConsumerBatch<K, V> | undefined;
     return {
       next: async () => {
         previous?.release();
         previous = undefined;
-        const batch = await this.take();
+        const batch = (await this.take()) as ConsumerBatch<K, V> | null;
         if (batch === null) return { value: undefined, done: true };
         previous = batch;
         return { value: batch, done: false };
@@ -213,16 +213,16 @@ export class MessageStream implements AsyncIterable<ConsumerBatch> {
   }
 
   /** The stream's records one by one; each batch is released once its last record is passed. */
-  records<K = unknown, V = unknown>(): AsyncIterable<ConsumedRecord<K, V>> {
+  records<RK = K, RV = V>(): AsyncIterable<ConsumedRecord<RK, RV>> {
     const stream = this;
     return {
-      [Symbol.asyncIterator](): AsyncIterator<ConsumedRecord<K, V>> {
+      [Symbol.asyncIterator](): AsyncIterator<ConsumedRecord<RK, RV>> {
         let batch: ConsumerBatch | undefined;
         let i = 0;
         return {
           next: async () => {
             for (;;) {
-              if (batch !== undefined && i < batch.records.length) return { value: batch.records[i++] as ConsumedRecord<K, V>, done: false };
+              if (batch !== undefined && i < batch.records.length) return { value: batch.records[i++] as ConsumedRecord<RK, RV>, done: false };
               batch?.release();
               batch = (await stream.take()) ?? undefined;
               i = 0;

@@ -36,7 +36,8 @@ const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2
   --share-group G               consume as a member of share group G (KIP-932, queues): records
                                 are shared with the group's other members and acknowledged one by
                                 one; json lines carry deliveryCount. Not with --group, --partition,
-                                --from (a share group's start is its share.auto.offset.reset config)
+                                --from (a share group's start is its share.auto.offset.reset config);
+                                --config and -X apply (share consumer options and security)
   --ack accept|release|reject   how printed records are acknowledged (share groups; default
                                 accept). Records not printed (after --max-records) are released
   --debug                       log what the consumer does to stderr
@@ -116,7 +117,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const props = cliSettings(values.config, values.set ?? [], fail);
     if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
-    if (values['share-group'] !== undefined) return await consumeShare(values as ShareArgs);
+    if (values['share-group'] !== undefined) return await consumeShare(values as ShareArgs, props);
     if (values.ack !== undefined) fail('--ack is for share groups (--share-group)');
     const topics = values.topic ?? [];
     if (!topics.length && !values.pattern) fail('give --topic (or --pattern with --group)');
@@ -238,7 +239,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 interface ShareArgs {
-  bootstrap: string;
+  bootstrap?: string;
   topic?: string[];
   'share-group': string;
   ack?: string;
@@ -252,8 +253,11 @@ interface ShareArgs {
 /**
  * --share-group: a share consumer in explicit mode, acknowledging each record it printed with the
  * --ack type, so that stopping early (--max-records, Ctrl-C) releases exactly what was not printed.
+ * Settings from --config and -X apply as in the normal path (the security ones above all); the
+ * command's flags win, and the acknowledgement mode is explicit whatever they say, since --ack
+ * acknowledges each printed record.
  */
-async function consumeShare(values: ShareArgs): Promise<number> {
+async function consumeShare(values: ShareArgs, props: Record<string, string>): Promise<number> {
   const group = values['share-group'];
   if (!group) fail('--share-group needs a group id');
   for (const option of ['group', 'partition', 'pattern', 'from', 'isolation', 'assignor', 'protocol', 'instance-id', 'commit']) {
@@ -272,7 +276,15 @@ async function consumeShare(values: ShareArgs): Promise<number> {
   const logger: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
   let consumer: ShareConsumer | undefined;
   try {
-    consumer = createShareConsumer({ bootstrapServers: values.bootstrap, clientId: 'kwire-consume', groupId: group, shareAcknowledgementMode: 'explicit', logger });
+    consumer = createShareConsumer({
+      ...props,
+      ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
+      ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
+      // Dotted names, as in the file: the flag replaces a group.id there instead of doubling it.
+      'group.id': group,
+      'share.acknowledgement.mode': 'explicit',
+      logger,
+    });
     await consumer.subscribe(topics);
     const c = consumer;
     const started = performance.now();

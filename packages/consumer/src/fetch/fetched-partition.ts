@@ -1,4 +1,4 @@
-import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type Record as WireRecord } from '@kwire/protocol';
+import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type RecordView } from '@kwire/protocol';
 import { ConsumerBatch, ConsumedRecord, type BatchSettlement, type RecordContext } from '../records.js';
 import type { Delivery } from '../state/delivery-ledger.js';
 import type { PartitionState } from '../state/partition-state.js';
@@ -105,7 +105,7 @@ export class FetchedPartition {
   private abortedIndex = 0;
   private readonly abortedProducers = new Set<bigint>();
   private hold: BatchHold | undefined;
-  private records: readonly WireRecord[] = [];
+  private records: readonly RecordView[] = [];
   private index = 0;
   private exhausted = false;
   private readonly size: number;

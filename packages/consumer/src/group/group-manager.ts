@@ -11,7 +11,7 @@ import type { Assignor } from './assignors/index.js';
 import { ClassicMembership } from './classic.js';
 import { GroupCoordinator } from './coordinator.js';
 import { ConsumerGroupMembership, Kip848UnavailableError } from './kip848.js';
-import type { GroupEventName, Membership, MembershipHost } from './membership.js';
+import type { GroupEventDetails, GroupEventName, Membership, MembershipHost } from './membership.js';
 import { CommitFailedError, OffsetStore, type OffsetToCommit, type TopicPartition } from './offsets.js';
 
 /** Called around assignment changes, as the Java client's ConsumerRebalanceListener. */
@@ -44,7 +44,7 @@ export interface GroupManagerOptions {
   assignors: readonly Assignor[];
   protocol: 'classic' | 'consumer';
   streamFor(topic: string, partition: number): MessageStream;
-  emit(name: GroupEventName, detail: Record<string, unknown>): void;
+  emit<N extends GroupEventName>(name: N, detail: GroupEventDetails[N]): void;
   isClosed(): boolean;
 }
 
@@ -317,12 +317,12 @@ export class GroupManager implements MembershipHost {
     await this.callListener('onPartitionsLost', partitions);
   }
 
-  event(name: GroupEventName, detail: Record<string, unknown>): void {
-    if (name === 'rebalance') this.options.meter.rebalanceStarted(String(detail.why));
+  event<N extends GroupEventName>(name: N, detail: GroupEventDetails[N]): void {
+    if (name === 'rebalance') this.options.meter.rebalanceStarted(String((detail as GroupEventDetails['rebalance']).why));
     else if (name === 'assigned') this.options.meter.rebalanceEnded();
     // A refusal that the fallback will handle is not fatal for the application.
-    if (name === 'fatal' && detail.error instanceof Kip848UnavailableError && this.options.config.groupProtocolFallback) return;
-    this.options.config.logger.debug(`group ${name}`, detail);
+    if (name === 'fatal' && (detail as GroupEventDetails['fatal']).error instanceof Kip848UnavailableError && this.options.config.groupProtocolFallback) return;
+    this.options.config.logger.debug(`group ${name}`, detail as object as Record<string, unknown>);
     this.options.emit(name, detail);
   }
 

@@ -33,10 +33,35 @@ export interface MembershipHost {
   /** Stop consuming these without committing (the member lost them: fenced, expired). */
   lose(partitions: TopicPartition[], why: string): Promise<void>;
   /** Group events for the application and the debug log. */
-  event(name: GroupEventName, detail: Record<string, unknown>): void;
+  event<N extends GroupEventName>(name: N, detail: GroupEventDetails[N]): void;
 }
 
-export type GroupEventName = 'rebalance' | 'joined' | 'assigned' | 'revoked' | 'lost' | 'left' | 'poll-interval-exceeded' | 'heartbeat-error' | 'fatal';
+/**
+ * The detail object of each group event, as the consumer emits it ('rebalance', 'joined', ...).
+ * Classic members give their generationId, KIP-848 members their memberEpoch.
+ */
+export interface GroupEventDetails {
+  /** A rebalance starts (a JoinGroup, or a KIP-848 full heartbeat), and why. */
+  rebalance: { why: string; memberId: string; generationId?: number; memberEpoch?: number };
+  /** The member joined: classic says whether it leads, the protocol (assignor) and the member count. */
+  joined: { memberId: string; generationId?: number; memberEpoch?: number; leader?: boolean; protocol?: string | null; members?: number };
+  /** A rebalance ended with this assignment (all of it), what it added and what it took away. */
+  assigned: { generationId?: number; memberEpoch?: number; assigned: TopicPartition[]; added: TopicPartition[]; revoked: TopicPartition[] };
+  /** Partitions given up cleanly (what was finished was committed first). */
+  revoked: { partitions: TopicPartition[]; why: string };
+  /** Partitions lost (fenced, session expired): nothing was committed for them. */
+  lost: { partitions: TopicPartition[]; why: string };
+  /** The member left the group; `told`: the coordinator heard of it. */
+  left: { why: string; told: boolean };
+  /** The application held a batch longer than max.poll.interval.ms: the member leaves. */
+  'poll-interval-exceeded': { heldMs: number };
+  /** A heartbeat failed (retried): the error's name or message. */
+  'heartbeat-error': { error: string; sinceLastOkMs?: number; message?: string | null };
+  /** The membership ended on an error no retry cures (also the 'error' event and a stream failure). */
+  fatal: { error: Error };
+}
+
+export type GroupEventName = keyof GroupEventDetails;
 
 /** The membership identity used by commits. */
 export interface GroupIdentity {
@@ -143,7 +168,7 @@ export abstract class MembershipLifecycle implements Membership {
   protected endedBy(err: unknown): boolean {
     if (!endsMembership(err)) return false;
     this.log.error('group membership failed', { groupId: this.config.groupId, error: (err as Error).message });
-    this.host.event('fatal', { error: err });
+    this.host.event('fatal', { error: err as Error });
     this.rejectReady(err as Error);
     this.stopped = true;
     return true;

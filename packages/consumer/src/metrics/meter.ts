@@ -10,6 +10,9 @@ import { LatencyWindow, type LatencySummary } from '../fetch/latency.js';
  *   kwire:consumer:release    { topic, partition, records, processingMs } when a batch is released
  *   kwire:consumer:commit     { offsets, durationMs, error? } after each commit
  *   kwire:consumer:rebalance  { reason, durationMs } when a rebalance ends with an assignment
+ *
+ * Each message also carries `consumer`, the Consumer it is about: the channels are the process's,
+ * shared by every consumer in it.
  */
 export const CHANNELS = {
   batch: channel('kwire:consumer:batch'),
@@ -85,6 +88,9 @@ export class ConsumerMeter {
   readonly rebalanceLatency = new LatencyWindow();
   private rebalanceStartedAt: number | undefined;
 
+  /** `consumer`: what the channel messages name as their source. */
+  constructor(private readonly consumer?: object) {}
+
   /** A batch goes to the application: `fetchedAt` (Date.now()) when its data arrived. */
   delivered(topic: string, partition: number, records: number, firstTimestamp: number, fetchedAt: number, lag: bigint): void {
     const now = Date.now();
@@ -94,19 +100,19 @@ export class ConsumerMeter {
     const bufferedMs = Math.max(0, now - fetchedAt);
     this.brokerWait.record(brokerWaitMs);
     this.buffered.record(bufferedMs);
-    if (CHANNELS.batch.hasSubscribers) CHANNELS.batch.publish({ topic, partition, records, lag, brokerWaitMs, bufferedMs });
+    if (CHANNELS.batch.hasSubscribers) CHANNELS.batch.publish({ consumer: this.consumer, topic, partition, records, lag, brokerWaitMs, bufferedMs });
   }
 
   released(topic: string, partition: number, records: number, processingMs: number): void {
     this.processing.record(processingMs);
-    if (CHANNELS.release.hasSubscribers) CHANNELS.release.publish({ topic, partition, records, processingMs });
+    if (CHANNELS.release.hasSubscribers) CHANNELS.release.publish({ consumer: this.consumer, topic, partition, records, processingMs });
   }
 
   committed(offsets: readonly { topic: string; partition: number; offset: bigint }[], durationMs: number, error?: Error): void {
     this.commits++;
     if (error) this.commitFailures++;
     else this.commitLatency.record(durationMs);
-    if (CHANNELS.commit.hasSubscribers) CHANNELS.commit.publish({ offsets, durationMs, error });
+    if (CHANNELS.commit.hasSubscribers) CHANNELS.commit.publish({ consumer: this.consumer, offsets, durationMs, error });
   }
 
   rebalanceStarted(reason: string): void {
@@ -120,7 +126,7 @@ export class ConsumerMeter {
     this.rebalanceStartedAt = undefined;
     this.rebalances++;
     this.rebalanceLatency.record(durationMs);
-    if (CHANNELS.rebalance.hasSubscribers) CHANNELS.rebalance.publish({ reason: this.lastRebalanceReason, durationMs });
+    if (CHANNELS.rebalance.hasSubscribers) CHANNELS.rebalance.publish({ consumer: this.consumer, reason: this.lastRebalanceReason, durationMs });
   }
 
   recordLatency(): RecordLatency {

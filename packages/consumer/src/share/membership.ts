@@ -22,7 +22,19 @@ export interface ShareMembershipHost {
   assigned(partitions: ShareAssignment[], why: string): void;
   /** A failure no heartbeat mends (authorization, a group of another type, an invalid request). */
   fail(err: Error): void;
-  emit(event: 'joined' | 'left' | 'fenced' | 'assigned', detail: Record<string, unknown>): void;
+  emit<E extends keyof ShareGroupEventDetails>(event: E, detail: ShareGroupEventDetails[E]): void;
+}
+
+/** The detail object of each share group event, as the share consumer emits it. */
+export interface ShareGroupEventDetails {
+  /** The member joined the share group. */
+  joined: { memberId: string; memberEpoch: number; groupId: string };
+  /** The coordinator fenced the member (why: the error's name); it joins again with epoch 0. */
+  fenced: { why: string; memberEpoch: number };
+  /** A new assignment (all of it), its partitions as "topic-partition". */
+  assigned: { memberEpoch: number; partitions: string[]; why: string };
+  /** The member left; errorCode: the coordinator's answer to the leave (0: heard). */
+  left: { memberId: string; errorCode: number };
 }
 
 /** Errors after which the member joins again with epoch 0 (same member id), dropping its assignment. */

@@ -1,4 +1,4 @@
-import type { Record as WireRecord } from '@kwire/protocol';
+import type { RecordView } from '@kwire/protocol';
 import { ConsumedRecord, ConsumerBatch, type RecordContext } from '../records.js';
 
 /** How the application settles a record it was given (KIP-932's acknowledge types). */
@@ -92,7 +92,7 @@ export class Delivery {
 /** A record of a share group: delivered to this member, to be acknowledged. */
 export class ShareRecord<K = unknown, V = unknown> extends ConsumedRecord<K, V> {
   constructor(
-    wire: WireRecord,
+    wire: RecordView,
     context: RecordContext,
     /** How many times the broker has handed this record out, this time included (1 the first time). */
     readonly deliveryCount: number,

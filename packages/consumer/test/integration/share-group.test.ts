@@ -423,14 +423,15 @@ test('kwire consume --share-group: json lines with deliveryCount; --ack release 
   await alterGroupConfig(kafka, groupId, { 'share.auto.offset.reset': 'earliest' });
   await produce(topic, 1, 5, 5);
   const bin = new URL('../../../bin/kwire.js', import.meta.url).pathname;
-  const kwire = async (...args: string[]) => {
+  const kwireWith = async (connect: string[], ...args: string[]) => {
     try {
-      const { stdout, stderr } = await exec(process.execPath, [bin, 'consume', '--bootstrap', kafka.bootstrap, '--share-group', groupId, '--topic', topic, ...args], { timeout: 60_000 });
+      const { stdout, stderr } = await exec(process.execPath, [bin, 'consume', ...connect, '--share-group', groupId, '--topic', topic, ...args], { timeout: 60_000 });
       return { stdout, stderr, code: 0 };
     } catch (err) {
       return err as { stdout: string; stderr: string; code: number };
     }
   };
+  const kwire = (...args: string[]) => kwireWith(['--bootstrap', kafka.bootstrap], ...args);
   const released = await kwire('--ack', 'release', '--max-records', '3');
   assert.is(released.code, 0, released.stderr);
   const lines = released.stdout
@@ -442,11 +443,19 @@ test('kwire consume --share-group: json lines with deliveryCount; --ack release 
     [0, 1, 2].map((i) => [String(i), `${topic}:0:${i}`, 1]),
   );
   assert.match(released.stderr, /share group .*: 3 records, .*acknowledged 0 accept, 5 release, 0 reject/);
-  const accepted = await kwire('--format', 'value', '--max-records', '5');
+  // The connection from a properties file and -X, as the normal path takes them (no --bootstrap);
+  // --share-group wins over the file's group.id (the records are in this group only).
+  const props = join(tmpdir(), `kwire-share-cli-${run}.properties`);
+  writeFileSync(props, `bootstrap.servers=${kafka.bootstrap}\ngroup.id=not-this-one\nclient.id=kwire-share-cli\n`);
+  const accepted = await kwireWith(['--config', props, '-X', 'fetch.max.wait.ms=100'], '--format', 'value', '--max-records', '5');
   assert.is(accepted.code, 0, accepted.stderr);
   assert.is(accepted.stdout, [0, 1, 2, 3, 4].map((i) => `${topic}:0:${i}\n`).join(''));
   const none = await kwire('--idle-exit-ms', '2000');
   assert.is(none.stdout, '', 'every record was accepted');
+  // Options of the file or -X that a share consumer does not take are refused, as by the library.
+  const refused = await kwireWith(['--config', props, '-X', 'session.timeout.ms=10000']);
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, /session.timeout.ms is not a share consumer option/);
   const bad = await kwire('--from', 'earliest');
   assert.is(bad.code, 2);
   assert.match(bad.stderr, /--from does not apply to a share group/);

@@ -1,5 +1,5 @@
 import { KafkaProtocolError } from '../errors.js';
-import type { Record } from './record.js';
+import type { RecordView } from './record.js';
 
 /**
  * Control records: the single record of a control batch (attributes bit 5).
@@ -32,7 +32,7 @@ export interface ControlRecord {
   markerVersion: number;
 }
 
-export function parseControlRecord(record: Record): ControlRecord {
+export function parseControlRecord(record: RecordView): ControlRecord {
   const key = record.key;
   if (key === null || key.length < 4) {
     throw new KafkaProtocolError(`control record key of ${key === null ? 'null' : `${key.length} bytes`}, needs 4`, {

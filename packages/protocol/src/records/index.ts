@@ -12,7 +12,16 @@ export {
   type RecordBatchDecodeOptions,
   type TimestampType,
 } from './record-batch.js';
-export { Record, Record as KafkaRecord, RecordReleasedError, type RecordHeader } from './record.js';
+export { RecordView, RecordReleasedError, type RecordHeader } from './record.js';
+import { RecordView } from './record.js';
+/** @deprecated The wire record is RecordView; this name shadowed TypeScript's built-in Record. */
+export const Record = RecordView;
+/** @deprecated The wire record is RecordView. */
+export type Record = RecordView;
+/** @deprecated The wire record is RecordView. */
+export const KafkaRecord = RecordView;
+/** @deprecated The wire record is RecordView. */
+export type KafkaRecord = RecordView;
 export { ControlRecordType, parseControlRecord, type ControlRecord } from './control.js';
 export {
   encodeRecordBatch,

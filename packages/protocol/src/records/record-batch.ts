@@ -3,7 +3,7 @@ import { COMPRESSION_TYPES, DEFAULT_MAX_DECOMPRESSED_BYTES, decompress, type Com
 import { defaultBufferPool, type BufferPool } from '../pool/buffer-pool.js';
 import { crc32c } from './crc32c.js';
 import { parseControlRecord, type ControlRecord } from './control.js';
-import { Record, RecordReleasedError } from './record.js';
+import { RecordView, RecordReleasedError } from './record.js';
 
 /*
  * RecordBatch (magic v2), the unit a Fetch partition's `records` bytes are made of:
@@ -136,7 +136,7 @@ export class RecordBatch {
   /** The pooled buffer this batch must give back, if any. */
   private owned: Buffer | null = null;
   private ownedBy: BufferPool | null = null;
-  private decoded: Record[] | null = null;
+  private decoded: RecordView[] | null = null;
   private control: ControlRecord | null | undefined = undefined;
   private failure: KafkaProtocolError | null = null;
   private released = false;
@@ -230,7 +230,7 @@ export class RecordBatch {
    * Throws KafkaProtocolError for anything malformed, and again on every later call. Offsets in
    * errors about a record of a compressed batch count from the start of its decompressed records.
    */
-  records(): Record[] {
+  records(): RecordView[] {
     const done = this.decoded;
     if (done !== null) return done;
     const count = this.recordCount;
@@ -248,9 +248,9 @@ export class RecordBatch {
       if (count > (end - p) / MIN_RECORD_SIZE) {
         throw batchError('invalid-length', `recordsCount ${count} cannot fit in ${end - p} bytes of records`, this.byteOffset + 57, 'recordCount');
       }
-      const out = new Array<Record>(count);
+      const out = new Array<RecordView>(count);
       for (let i = 0; i < count; i++) {
-        const r = new Record(this);
+        const r = new RecordView(this);
         p = readRecord(r, data, p, end, i);
         out[i] = r;
       }
@@ -262,7 +262,7 @@ export class RecordBatch {
   }
 
   /**
-   * Walks the records with one reused Record object instead of an array of them: next() moves
+   * Walks the records with one reused RecordView object instead of an array of them: next() moves
    * that object to the following record. Nothing is allocated per record, but a record is only
    * valid until the next call to next(): for code that handles each record before going on.
    */
@@ -368,13 +368,13 @@ export class RecordCursor {
   readonly batch: RecordBatch;
   /** The records read so far. */
   index = 0;
-  private readonly record: Record;
+  private readonly record: RecordView;
   private position: number;
 
   /** @internal */
   constructor(batch: RecordBatch) {
     this.batch = batch;
-    this.record = new Record(batch);
+    this.record = new RecordView(batch);
     this.position = batch.dataStart;
     const count = batch.recordCount;
     if (count > 0 && count > (batch.dataEnd - batch.dataStart) / MIN_RECORD_SIZE) {
@@ -383,7 +383,7 @@ export class RecordCursor {
   }
 
   /** The next record (always the same object, moved along), or null after the last one. */
-  next(): Record | null {
+  next(): RecordView | null {
     const batch = this.batch;
     if (batch.isReleased) throw new RecordReleasedError(batch);
     const i = this.index;
@@ -516,7 +516,7 @@ function exactVarlong(buf: Buffer, from: number, to: number): number {
  * Every length is checked against the bytes the record declares before it is used, and the fields
  * must use up exactly the declared length (as the Java client checks).
  */
-function readRecord(rec: Record, buf: Buffer, p: number, end: number, index: number): number {
+function readRecord(rec: RecordView, buf: Buffer, p: number, end: number, index: number): number {
   at = p;
   const length = varint(buf, end, index, 'length', -1);
   const bodyStart = at;

@@ -2,7 +2,9 @@ import { KafkaProtocolError } from '../errors.js';
 import type { RecordBatch } from './record-batch.js';
 
 /**
- * One record of a decoded batch.
+ * One record of a decoded batch, as a view: numbers locating its parts in the batch's bytes, which
+ * it does not own. (Named RecordView, not Record, so that it neither shadows TypeScript's built-in
+ * Record<K, V> where it is imported nor hides that it is only valid while its batch is.)
  *
  * Why an object of numbers rather than decoded fields: a consumer hands out millions of records a
  * second and most applications read only the value (often only as a string). So decoding a record
@@ -10,7 +12,7 @@ import type { RecordBatch } from './record-batch.js';
  * build the Buffer views, header arrays and bigint offsets only when asked. The record object and
  * its slot in the batch's array are the whole per-record allocation. All fields are set by the
  * decoder before the record is handed out and the class never adds properties later, so every
- * Record shares one hidden class and property reads stay monomorphic in the consumer's loop.
+ * RecordView shares one hidden class and property reads stay monomorphic in the consumer's loop.
  *
  * Lifetime: key, value and header values are views into the batch's bytes (the fetch response
  * frame, or the batch's decompression buffer). They are valid until the batch is released, see the
@@ -23,7 +25,7 @@ import type { RecordBatch } from './record-batch.js';
  * Getters that allocate (key, value, headers, offset, timestampBigInt) build a new object on each
  * call: keep the result in a variable rather than calling them twice.
  */
-export class Record {
+export class RecordView {
   /** The batch this record belongs to (its base offset, timestamps, producer, bytes). */
   batch: RecordBatch;
   /** Where the record (its length varint) starts in the batch's decoded bytes. */

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isKafkaProtocolError } from '../../src/errors.js';
 import { Writer } from '../../src/primitives/writer.js';
-import { crc32c, decodeRecordBatch, encodeRecordBatch, sizeOfVarlong, unzigzag32, unzigzag64, zigzag32, zigzag64, type Record } from '../../src/records/index.js';
+import { crc32c, decodeRecordBatch, encodeRecordBatch, sizeOfVarlong, unzigzag32, unzigzag64, zigzag32, zigzag64, type RecordView } from '../../src/records/index.js';
 
 // ---- references, written independently of the code under test ----
 
@@ -127,7 +127,7 @@ test('the worked batch of the notes: every field decodes', () => {
   assert.is(b.producerEpoch, -1);
   assert.is(b.baseSequence, -1);
   assert.is(b.recordCount, 1);
-  const [r] = b.records() as [Record];
+  const [r] = b.records() as [RecordView];
   assert.is(r.key, null);
   assert.is(r.valueString(), 'hi');
   assert.is(r.offset, 0n);
@@ -204,7 +204,7 @@ test('hand layout: every field decodes', () => {
   assert.is(b.lastOffset, 44n);
   assert.is(b.nextOffset, 45n);
   assert.is(b.maxTimestamp, Number(T) + 5);
-  const [r0, r1, r2] = b.records() as [Record, Record, Record];
+  const [r0, r1, r2] = b.records() as [RecordView, RecordView, RecordView];
   assert.is(r0.keyString(), 'k');
   assert.is(r0.valueString(), 'v1');
   assert.equal(
@@ -341,7 +341,7 @@ function batchWithDeltas(base: bigint, timestampDeltaBytes: number[], offsetDelt
 test('decoder: offsetDelta varints over random int32 values and the edges', () => {
   for (const v of [...INT32_EDGES, ...Array.from({ length: 3000 }, randomInt32)]) {
     const b = decodeRecordBatch(batchWithDeltas(0n, [0], varlongRef(BigInt(v))));
-    const [r] = b.records() as [Record];
+    const [r] = b.records() as [RecordView];
     assert.is(r.offsetDelta, v, `offsetDelta ${v}`);
     assert.is(r.offset, 1000n + BigInt(v));
   }
@@ -351,7 +351,7 @@ test('decoder: timestampDelta varlongs are exact as numbers or refused, and exac
   for (const base of [0n, 1_700_000_000_000n]) {
     for (const v of [...INT64_EDGES, ...Array.from({ length: 3000 }, randomInt64)]) {
       const b = decodeRecordBatch(batchWithDeltas(base, varlongRef(v), [0]));
-      const [r] = b.records() as [Record];
+      const [r] = b.records() as [RecordView];
       const exact = BigInt.asIntN(64, base + v);
       assert.is(r.timestampBigInt, exact, `delta ${v}`);
       if (exact >= -(2n ** 53n - 1n) && exact <= 2n ** 53n - 1n && v >= -(2n ** 53n - 1n) && v <= 2n ** 53n - 1n) {
@@ -372,7 +372,7 @@ test('decoder: timestampDelta varlongs are exact as numbers or refused, and exac
 test('decoder: non-minimal varint encodings are read by value (as Java does)', () => {
   // 0 written in 2, 5 and 10 bytes; 1 written in 3 bytes.
   const b = decodeRecordBatch(batchWithDeltas(5n, [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], [0x82, 0x80, 0x00]));
-  const [r] = b.records() as [Record];
+  const [r] = b.records() as [RecordView];
   assert.is(r.timestampDelta, 0);
   assert.is(r.timestamp, 5);
   assert.is(r.offsetDelta, 1);

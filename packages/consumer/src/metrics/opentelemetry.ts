@@ -1,0 +1,205 @@
+// The OpenTelemetry metrics bridge. @opentelemetry/api is an optional peer: nothing here imports
+// it statically (the types below are structural, so a Meter of any 1.x API fits them), and
+// openTelemetryMeter() loads it only when called. The library imports and runs without it.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Consumer } from '../consumer.js';
+import { ConfigError } from '../errors.js';
+
+/** Attribute values as OpenTelemetry takes them. */
+export type OtelAttributes = Record<string, string | number | boolean>;
+
+/** What the bridge uses of an OpenTelemetry Meter (@opentelemetry/api's Meter has all of it). */
+export interface OtelMeter {
+  createHistogram(name: string, options?: OtelInstrumentOptions): { record(value: number, attributes?: OtelAttributes): void };
+  createObservableCounter(name: string, options?: OtelInstrumentOptions): object;
+  createObservableGauge(name: string, options?: OtelInstrumentOptions): object;
+  addBatchObservableCallback(callback: (result: { observe(observable: object, value: number, attributes?: OtelAttributes): void }) => void, observables: object[]): void;
+  removeBatchObservableCallback(callback: (result: { observe(observable: object, value: number, attributes?: OtelAttributes): void }) => void, observables: object[]): void;
+}
+
+export interface OtelInstrumentOptions {
+  description?: string;
+  unit?: string;
+}
+
+export interface OpenTelemetryBridgeOptions {
+  /** The meter to create the instruments on: `metrics.getMeter(...)`, or `await openTelemetryMeter()`. */
+  meter: OtelMeter;
+  /**
+   * Attributes on every measurement, after the bridge's own (messaging.system "kafka",
+   * messaging.client.id, and messaging.consumer.group.name for a group member).
+   */
+  attributes?: OtelAttributes;
+  /** Instrument names start with this (default "kwire.consumer"). */
+  prefix?: string;
+}
+
+export interface OpenTelemetryBridge {
+  /** Stops publishing: the observable callback is removed and the channels are left. */
+  close(): void;
+}
+
+/**
+ * A Meter from the installed @opentelemetry/api (its global MeterProvider), loaded on this call.
+ * Rejects with a ConfigError naming the package when it is not installed.
+ */
+export async function openTelemetryMeter(name = '@kwire/consumer', version?: string): Promise<OtelMeter> {
+  // A variable, so that bundlers and TypeScript leave the optional peer alone.
+  const specifier = '@opentelemetry/api';
+  let api: { metrics: { getMeter(name: string, version?: string): OtelMeter } };
+  try {
+    api = (await import(specifier)) as typeof api;
+  } catch (err) {
+    throw new ConfigError(`the OpenTelemetry bridge needs @opentelemetry/api (npm install @opentelemetry/api), or a meter passed to bridgeOpenTelemetry: ${(err as Error).message}`);
+  }
+  return api.metrics.getMeter(name, version);
+}
+
+interface BatchMessage {
+  consumer: unknown;
+  topic: string;
+  partition: number;
+  records: number;
+  brokerWaitMs: number;
+  bufferedMs: number;
+}
+
+/**
+ * Publishes a consumer's metrics as OpenTelemetry instruments on `meter`:
+ *
+ *   const bridge = bridgeOpenTelemetry(consumer, { meter: await openTelemetryMeter() });
+ *   ...
+ *   bridge.close();
+ *
+ * Observed at each collection from consumer.metrics() (one call per collection): counters of
+ * records consumed, bytes fetched, fetches and fetch errors, commits, commit failures and
+ * rebalances; gauges of the consumed rates (Java's records-consumed-rate and bytes-consumed-rate),
+ * per-partition lag (records-lag, attributes messaging.destination.name and
+ * messaging.destination.partition.id) and its maximum, buffered bytes, assigned partitions and the
+ * time since the last heartbeat. Recorded as they happen, from the consumer's diagnostics_channel
+ * messages, as histograms in milliseconds: a record's broker wait, its time buffered in kwire and
+ * in the application (once per batch, by its first record, as metrics() counts them; attribute
+ * messaging.destination.name), successful commits' duration and rebalances' duration.
+ */
+export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown>, options: OpenTelemetryBridgeOptions): OpenTelemetryBridge {
+  const { meter } = options;
+  if (typeof meter?.createHistogram !== 'function' || typeof meter.addBatchObservableCallback !== 'function') {
+    throw new ConfigError('bridgeOpenTelemetry needs { meter }: an OpenTelemetry Meter (metrics.getMeter(...), or await openTelemetryMeter())');
+  }
+  const prefix = options.prefix ?? 'kwire.consumer';
+  const { clientId, groupId } = consumer.config;
+  const base: OtelAttributes = { 'messaging.system': 'kafka', 'messaging.client.id': clientId, ...(groupId ? { 'messaging.consumer.group.name': groupId } : {}), ...options.attributes };
+  const counter = (name: string, description: string, unit: string) => meter.createObservableCounter(`${prefix}.${name}`, { description, unit });
+  const gauge = (name: string, description: string, unit: string) => meter.createObservableGauge(`${prefix}.${name}`, { description, unit });
+  const histogram = (name: string, description: string) => meter.createHistogram(`${prefix}.${name}`, { description, unit: 'ms' });
+
+  const recordsConsumed = counter('records.consumed', 'Records delivered to the application.', '{record}');
+  const bytesFetched = counter('bytes.fetched', 'Record bytes fetched.', 'By');
+  const fetches = counter('fetches', 'Fetch requests sent.', '{request}');
+  const fetchErrors = counter('fetch.errors', 'Fetches that failed.', '{request}');
+  const commits = counter('commits', 'Commits attempted.', '{commit}');
+  const commitFailures = counter('commit.failures', 'Commits that failed.', '{commit}');
+  const rebalances = counter('rebalances', 'Rebalances that ended with an assignment.', '{rebalance}');
+  const recordsRate = gauge('records.consumed.rate', 'Records delivered per second over the last 30 s (records-consumed-rate).', '{record}/s');
+  const bytesRate = gauge('bytes.consumed.rate', 'Record bytes fetched per second over the last 30 s (bytes-consumed-rate).', 'By/s');
+  const recordsLag = gauge('records.lag', 'Records between the position and the end of the partition (records-lag).', '{record}');
+  const recordsLagMax = gauge('records.lag.max', 'The largest records.lag; -1 while none is known (records-lag-max).', '{record}');
+  const bufferedBytes = gauge('buffered.bytes', 'Fetched bytes not yet released by the application.', 'By');
+  const assignedPartitions = gauge('assigned.partitions', 'Partitions assigned.', '{partition}');
+  const heartbeatAge = gauge('heartbeat.age', 'Milliseconds since a heartbeat last succeeded.', 'ms');
+  const observables = [
+    recordsConsumed,
+    bytesFetched,
+    fetches,
+    fetchErrors,
+    commits,
+    commitFailures,
+    rebalances,
+    recordsRate,
+    bytesRate,
+    recordsLag,
+    recordsLagMax,
+    bufferedBytes,
+    assignedPartitions,
+    heartbeatAge,
+  ];
+
+  const observe: Parameters<OtelMeter['addBatchObservableCallback']>[0] = (result) => {
+    const m = consumer.metrics();
+    result.observe(recordsConsumed, m.recordsConsumed, base);
+    result.observe(bytesFetched, m.bytesFetched, base);
+    result.observe(fetches, m.fetches, base);
+    result.observe(fetchErrors, m.fetchErrors, base);
+    result.observe(recordsRate, m.recordsConsumedRate, base);
+    result.observe(bytesRate, m.bytesConsumedRate, base);
+    result.observe(recordsLagMax, m.recordsLagMax, base);
+    result.observe(bufferedBytes, m.bufferedBytes, base);
+    result.observe(assignedPartitions, m.assignedPartitions, base);
+    for (const [tp, lag] of Object.entries(m.recordsLag)) {
+      const i = tp.lastIndexOf('-');
+      result.observe(recordsLag, lag, { ...base, 'messaging.destination.name': tp.slice(0, i), 'messaging.destination.partition.id': tp.slice(i + 1) });
+    }
+    if (m.group) {
+      result.observe(commits, m.group.commits, base);
+      result.observe(commitFailures, m.group.commitFailures, base);
+      result.observe(rebalances, m.group.rebalances, base);
+      if (m.group.sinceLastHeartbeatMs !== undefined) result.observe(heartbeatAge, m.group.sinceLastHeartbeatMs, base);
+    }
+  };
+  meter.addBatchObservableCallback(observe, observables);
+
+  const brokerWait = histogram('record.broker_wait', "From a record's timestamp to its arrival in kwire (per batch, by its first record).");
+  const buffered = histogram('record.buffered', 'From arrival in kwire to delivery to the application (per batch).');
+  const processing = histogram('record.processing', 'From delivery to release by the application (per batch).');
+  const commitDuration = histogram('commit.duration', 'Successful commits from request to answer.');
+  const rebalanceDuration = histogram('rebalance.duration', 'From the start of a rebalance to its assignment.');
+  const topicAttributes = new Map<string, OtelAttributes>();
+  const ofTopic = (topic: string) => {
+    let a = topicAttributes.get(topic);
+    if (a === undefined) topicAttributes.set(topic, (a = { ...base, 'messaging.destination.name': topic }));
+    return a;
+  };
+  // The channels are the process's: keep only this consumer's messages.
+  const listeners: [string, (message: unknown) => void][] = [
+    [
+      'kwire:consumer:batch',
+      (message) => {
+        const m = message as BatchMessage;
+        if (m.consumer !== consumer) return;
+        brokerWait.record(m.brokerWaitMs, ofTopic(m.topic));
+        buffered.record(m.bufferedMs, ofTopic(m.topic));
+      },
+    ],
+    [
+      'kwire:consumer:release',
+      (message) => {
+        const m = message as { consumer: unknown; topic: string; processingMs: number };
+        if (m.consumer === consumer) processing.record(m.processingMs, ofTopic(m.topic));
+      },
+    ],
+    [
+      'kwire:consumer:commit',
+      (message) => {
+        const m = message as { consumer: unknown; durationMs: number; error?: Error };
+        if (m.consumer === consumer && !m.error) commitDuration.record(m.durationMs, base);
+      },
+    ],
+    [
+      'kwire:consumer:rebalance',
+      (message) => {
+        const m = message as { consumer: unknown; durationMs: number };
+        if (m.consumer === consumer) rebalanceDuration.record(m.durationMs, base);
+      },
+    ],
+  ];
+  for (const [name, listener] of listeners) subscribe(name, listener);
+  let closed = false;
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      meter.removeBatchObservableCallback(observe, observables);
+      for (const [name, listener] of listeners) unsubscribe(name, listener);
+    },
+  };
+}

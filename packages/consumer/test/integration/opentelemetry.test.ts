@@ -1,0 +1,129 @@
+// Issue 13, the OpenTelemetry metrics bridge on a real broker: a group member's metrics as
+// OpenTelemetry instruments, read back through the OpenTelemetry SDK's own MetricReader (the SDK is
+// a devDependency; @opentelemetry/api an optional peer). A second consumer reads the same topic at
+// the same time: the diagnostics_channel messages are the process's, and its batches must not show
+// in the first consumer's histograms.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
+import { useKafka, type TestKafka } from '@kwire/broker';
+import { bridgeOpenTelemetry, createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
+import { TestProducer } from './produce-helper.js';
+
+let kafka: TestKafka;
+let producer: TestProducer;
+const run = Date.now().toString(36);
+const open: Consumer[] = [];
+
+class TestReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+test.before(async () => {
+  kafka = await useKafka();
+  producer = new TestProducer(kafka.bootstrap);
+});
+test.after(async () => {
+  await Promise.all(open.map((c) => c.close()));
+  await producer?.close();
+  await kafka?.release();
+});
+
+async function collect(reader: MetricReader): Promise<Map<string, MetricData>> {
+  const { resourceMetrics } = await reader.collect();
+  return new Map(resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).map((m) => [m.descriptor.name, m]));
+}
+
+function point(metrics: Map<string, MetricData>, name: string, attributes: Record<string, string> = {}) {
+  const m = metrics.get(name);
+  assert.ok(m, `${name} published`);
+  const p = m!.dataPoints.find((d) => Object.entries(attributes).every(([k, v]) => d.attributes[k] === v));
+  assert.ok(p, `${name} has a point with ${JSON.stringify(attributes)}: ${JSON.stringify(m!.dataPoints.map((d) => d.attributes))}`);
+  return p!;
+}
+
+test("a group member's lag, counts, commits, rebalances and latency histograms, through the SDK's reader; not another consumer's", async () => {
+  const topic = `otel-${run}`;
+  await producer.createTopics([topic]);
+  await producer.send(
+    topic,
+    0,
+    Array.from({ length: 30 }, (_, i) => ({ value: `o${i}` })),
+  );
+  const reader = new TestReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const groupId = `g-${topic}`;
+  const a = createConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-a', groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, maxPollRecords: 10, autoCommitIntervalMs: 600_000 });
+  open.push(a);
+  const bridge = bridgeOpenTelemetry(a, { meter: provider.getMeter('kwire-test'), attributes: { service: 'billing' } });
+  const b = createConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-b', fetchMaxWaitMs: 100, maxPollRecords: 10 });
+  open.push(b);
+  try {
+    await b.assign([{ topic, partition: 0, offset: 'earliest' }]);
+    let seenByB = 0;
+    for await (const batch of b) if ((seenByB += batch.records.length) >= 30) break;
+
+    await a.subscribe({ topics: [topic] });
+    const it = a[Symbol.asyncIterator]();
+    let seen = 0;
+    let last: ConsumerBatch | undefined;
+    while (seen < 30) {
+      last = (await it.next()).value as ConsumerBatch;
+      seen += last.records.length;
+    }
+    last!.release();
+    await a.commitSync();
+
+    const m = a.metrics();
+    const metrics = await collect(reader);
+    const mine = { 'messaging.system': 'kafka', 'messaging.client.id': 'otel-a', 'messaging.consumer.group.name': groupId, service: 'billing' };
+    assert.is(point(metrics, 'kwire.consumer.records.consumed', mine).value, 30);
+    assert.is(metrics.get('kwire.consumer.records.consumed')!.descriptor.unit, '{record}');
+    assert.is(point(metrics, 'kwire.consumer.bytes.fetched').value, m.bytesFetched);
+    assert.ok(m.bytesFetched > 0);
+    assert.is(point(metrics, 'kwire.consumer.records.lag', { 'messaging.destination.name': topic, 'messaging.destination.partition.id': '0' }).value, 0);
+    assert.is(point(metrics, 'kwire.consumer.records.lag.max').value, 0);
+    assert.is(point(metrics, 'kwire.consumer.assigned.partitions').value, 1);
+    assert.is(point(metrics, 'kwire.consumer.commits').value, 1);
+    assert.is(point(metrics, 'kwire.consumer.commit.failures').value, 0);
+    assert.is(point(metrics, 'kwire.consumer.rebalances').value, 1);
+    assert.ok((point(metrics, 'kwire.consumer.heartbeat.age').value as number) < 10_000);
+
+    // Histograms: one measurement per batch this consumer delivered (B's batches left out).
+    const batches = m.recordLatency.brokerWait.count;
+    assert.ok(batches >= 3, `${batches} batches`);
+    const brokerWait = point(metrics, 'kwire.consumer.record.broker_wait', { 'messaging.destination.name': topic, service: 'billing' }).value as { count: number; sum: number; max: number };
+    assert.is(brokerWait.count, batches);
+    assert.is(metrics.get('kwire.consumer.record.broker_wait')!.descriptor.unit, 'ms');
+    assert.ok(Math.abs(brokerWait.max - m.recordLatency.brokerWait.maxMs) < 0.01, `max ${brokerWait.max} vs ${m.recordLatency.brokerWait.maxMs}`);
+    assert.is((point(metrics, 'kwire.consumer.record.buffered').value as { count: number }).count, m.recordLatency.buffered.count);
+    assert.is((point(metrics, 'kwire.consumer.record.processing').value as { count: number }).count, m.recordLatency.processing.count);
+    const commit = point(metrics, 'kwire.consumer.commit.duration').value as { count: number; sum: number };
+    assert.is(commit.count, 1);
+    assert.ok(Math.abs(commit.sum - m.group!.commitLatency.avgMs) < 0.01, `commit ${commit.sum} ms vs ${m.group!.commitLatency.avgMs}`);
+    assert.is((point(metrics, 'kwire.consumer.rebalance.duration').value as { count: number }).count, 1);
+    assert.ok(!metrics.get('kwire.consumer.records.consumed')!.dataPoints.some((d) => d.attributes['messaging.client.id'] === 'otel-b'), 'the other consumer is not observed');
+
+    // After close(), what the consumer does is no longer observed nor recorded.
+    bridge.close();
+    await producer.send(
+      topic,
+      0,
+      Array.from({ length: 5 }, (_, i) => ({ value: `p${i}` })),
+    );
+    const more = (await it.next()).value as ConsumerBatch;
+    assert.ok(more.records.length > 0);
+    assert.ok(a.metrics().recordsConsumed > 30);
+    const after = await collect(reader);
+    const consumed = after.get('kwire.consumer.records.consumed')?.dataPoints.find((d) => d.attributes['messaging.client.id'] === 'otel-a');
+    assert.ok(consumed === undefined || consumed.value === 30, `records.consumed after close(): ${consumed?.value}`);
+    assert.is((point(after, 'kwire.consumer.record.broker_wait').value as { count: number }).count, batches, 'no histogram recording after close()');
+    await it.return?.();
+  } finally {
+    bridge.close();
+    await provider.shutdown();
+  }
+});
+
+test.run();
