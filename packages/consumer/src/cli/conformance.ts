@@ -23,6 +23,10 @@ Exit code: 0 when everything passed, 1 on any failure, 2 for bad usage.
 `;
 
 export async function run(argv: string[]): Promise<number> {
+  // With @kwire/tools installed, its conformance command (the same runner, plus pcap/pcapng input)
+  // answers; without it, capture folders only.
+  const tools = await (await import('./tools.js')).loadToolCommand('conformance');
+  if (tools) return tools.run(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
