@@ -36,12 +36,12 @@ export function readPackets(file: Buffer): { packets: Packet[]; notes: string[] 
 
 function readPcap(file: Buffer): { packets: Packet[]; notes: string[] } {
   const notes: string[] = [];
-  if (file.length < 24) throw new PcapFormatError('a pcap file shorter than its 24-byte header');
   let le: boolean;
   const m = file.readUInt32LE(0);
   if (m === PCAP_MICRO || m === PCAP_NANO) le = true;
   else if (file.readUInt32BE(0) === PCAP_MICRO || file.readUInt32BE(0) === PCAP_NANO) le = false;
   else throw new PcapFormatError(`magic 0x${file.readUInt32BE(0).toString(16)}: not a pcap or pcapng file`);
+  if (file.length < 24) throw new PcapFormatError('a pcap file shorter than its 24-byte header');
   const u32 = (at: number) => (le ? file.readUInt32LE(at) : file.readUInt32BE(at));
   const nano = u32(0) === PCAP_NANO;
   const linkType = u32(20) & 0x0fffffff;

@@ -152,3 +152,23 @@ export function connection(opts: {
   }
   return out;
 }
+
+/** A classic pcap file of already framed packets (e.g. some of a real capture's). */
+export function rawPcapFile(packets: { at: number; data: Buffer }[], linkType: number): Buffer {
+  const head = Buffer.alloc(24);
+  head.writeUInt32LE(0xa1b2c3d4, 0);
+  head.writeUInt16LE(2, 4);
+  head.writeUInt16LE(4, 6);
+  head.writeUInt32LE(262144, 16);
+  head.writeUInt32LE(linkType, 20);
+  const parts: Buffer[] = [head];
+  for (const p of packets) {
+    const rec = Buffer.alloc(16);
+    rec.writeUInt32LE(Math.floor(p.at / 1000), 0);
+    rec.writeUInt32LE(Math.round((p.at % 1000) * 1000) % 1_000_000, 4);
+    rec.writeUInt32LE(p.data.length, 8);
+    rec.writeUInt32LE(p.data.length, 12);
+    parts.push(rec, p.data);
+  }
+  return Buffer.concat(parts);
+}
