@@ -8,7 +8,6 @@ function isText(b: Buffer): boolean {
   if (b.length === 0) return true;
   const s = b.toString('utf8');
   if (s.includes('\uFFFD')) return false;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this tests for
   return !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(s);
 }
 
