@@ -187,6 +187,7 @@ export * from './alter-share-group-offsets.js';
 export * from './delete-share-group-offsets.js';
 export * from './streams-group-topology-description-update.js';
 export * from './unregister-controller.js';
+export { FIELD_VERSIONS, type FieldVersions } from './field-versions.js';
 
 /** Every API of the protocol, by api key, each with the whole range of valid versions. */
 export const ALL_API_DEFINITIONS: ReadonlyMap<number, ApiDefinition> = new Map<number, ApiDefinition>([

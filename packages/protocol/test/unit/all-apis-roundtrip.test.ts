@@ -8,12 +8,12 @@
 // ALL_API_DEFINITIONS. The consumer's definitions must be untouched by all of this.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALL_API_DEFINITIONS } from '../../src/all-apis/index.js';
+import { ALL_API_DEFINITIONS, FIELD_VERSIONS, type FieldVersions } from '../../src/all-apis/index.js';
 import { API_DEFINITIONS, decodeRequestFrame, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, isKafkaProtocolError, Reader, Writer } from '../../src/index.js';
 import { diff, hex } from './naive/compare.js';
 import { naiveEncode, naiveRequestFrame, naiveResponseFrame } from './naive/encoder.js';
 import { expectedDecoded, randomBody, Rng } from './naive/random.js';
-import { allScopedMessages, loadAllSchemas, loadSchemas, type ScopedMessage } from './naive/schema.js';
+import { allScopedMessages, loadAllSchemas, loadSchemas, type NField, type ScopedMessage } from './naive/schema.js';
 
 const SEED = 0xa11_a915;
 const BODIES_PER_VERSION = 10;
@@ -82,6 +82,24 @@ test('every API of the schemas, every valid version; the consumer keeps its own 
     const def = [...API_DEFINITIONS.values()].find((d) => d.name === a.name)!;
     assert.is(`${def.minVersion}-${def.maxVersion}`, `${a.min}-${a.max}`);
   }
+});
+
+test('FIELD_VERSIONS gives every field of every message its versions, nested structs included', () => {
+  const all = loadAllSchemas();
+  let checked = 0;
+  const walk = (fields: NField[], table: FieldVersions, where: string) => {
+    assert.equal(Object.keys(table).sort(), fields.map((f) => f.name.charAt(0).toLowerCase() + f.name.slice(1)).sort(), where);
+    for (const f of fields) {
+      const [lo, hi, sub] = table[f.name.charAt(0).toLowerCase() + f.name.slice(1)]!;
+      const text = hi === 32767 ? `${lo}+` : lo === hi ? `${lo}` : `${lo}-${hi}`;
+      assert.is(text, f.versions, `${where}.${f.name}`);
+      checked++;
+      if (f.fields) walk(f.fields, sub!, `${where}.${f.name}`);
+      else assert.is(sub, undefined);
+    }
+  };
+  for (const [name, m] of Object.entries(all.messages)) walk(m.fields, FIELD_VERSIONS[name]!, name);
+  assert.ok(checked > 1500, `${checked} fields`);
 });
 
 let bodies = 0;

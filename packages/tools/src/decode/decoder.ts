@@ -14,7 +14,7 @@ import {
   toProtocolError,
   type DataDefinition,
 } from '@kwire/protocol';
-import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
+import { ALL_API_DEFINITIONS, FIELD_VERSIONS, type FieldVersions } from '@kwire/protocol/all-apis';
 import { type Json, toJson } from '../json.js';
 import { recordsJson } from './records.js';
 
@@ -122,6 +122,26 @@ function matchesApi(filter: string | undefined, apiKey: number | undefined, name
   return name !== undefined && name.toLowerCase() === filter.toLowerCase();
 }
 
+/**
+ * The decoded body without the fields its version does not have: decoders fill every field of the
+ * newest schema (a Produce v7 body would show a topicId), a dissector shows what was on the wire.
+ * Works on the decoded objects, before bytes become JSON, so that records are never mistaken for
+ * structs. Unknown tagged fields (a symbol) are kept.
+ */
+export function onlyVersionFields(body: unknown, fields: FieldVersions | undefined, version: number): unknown {
+  if (fields === undefined || body === null || typeof body !== 'object' || Buffer.isBuffer(body)) return body;
+  if (Array.isArray(body)) return body.map((e) => onlyVersionFields(e, fields, version));
+  const source = body as Record<string | symbol, unknown>;
+  const out: Record<string | symbol, unknown> = {};
+  for (const k of Object.keys(source)) {
+    const f = fields[k];
+    if (f === undefined) out[k] = source[k];
+    else if (version >= f[0] && version <= f[1]) out[k] = f[2] ? onlyVersionFields(source[k], f[2], version) : source[k];
+  }
+  for (const sym of Object.getOwnPropertySymbols(source)) out[sym] = source[sym];
+  return out;
+}
+
 /** What a response needs from its request to be decoded. */
 interface Pending {
   apiKey: number;
@@ -172,7 +192,7 @@ export function* decodeConversation(c: Conversation, options: DecodeOptions = {}
       if (header.apiKey === 11 && typeof body.protocolType === 'string' && body.groupId !== undefined) groupTypes.set(body.groupId, body.protocolType);
       if (header.apiKey === 11 || header.apiKey === 14) protocolType = body.protocolType ?? (body.groupId !== undefined ? (groupTypes.get(body.groupId) ?? null) : null);
       if (decoded.headerTaggedFields) (out.header as Record<string, Json>).taggedFields = decoded.headerTaggedFields.map((t) => ({ tag: t.tag, hex: t.data.toString('hex') }));
-      out.body = toJson(decoded.body, bytesFieldFor(header.apiKey, protocolType));
+      out.body = toJson(onlyVersionFields(decoded.body, def && FIELD_VERSIONS[`${def.name}Request`], header.apiVersion), bytesFieldFor(header.apiKey, protocolType));
     } catch (err) {
       out.error = `the request does not decode: ${toProtocolError(err).message}`;
     }
@@ -218,7 +238,7 @@ function decodeResponse(c: Conversation, r: { offset: number; frame: Buffer }, p
     if (decoded.headerTaggedFields) (out.header as Record<string, Json>).taggedFields = decoded.headerTaggedFields.map((t) => ({ tag: t.tag, hex: t.data.toString('hex') }));
     const body = decoded.body as { protocolType?: string | null };
     const protocolType = p.protocolType ?? (typeof body.protocolType === 'string' ? body.protocolType : null);
-    out.body = toJson(decoded.body, bytesFieldFor(p.apiKey, protocolType));
+    out.body = toJson(onlyVersionFields(decoded.body, def && FIELD_VERSIONS[`${def.name}Response`], decoded.bodyVersion), bytesFieldFor(p.apiKey, protocolType));
   } catch (err) {
     out.error = `the response does not decode: ${toProtocolError(err).message}`;
   }

@@ -52,6 +52,15 @@ test('a JSON line: connection, direction, correlation id, API and version, clien
   assert.is(res.correlationId, req.correlationId);
   assert.is(res.api, 'Produce');
   assert.equal(res.header, { correlationId: req.correlationId, headerVersion: 0 });
+  // Only the fields of the version on the wire: Produce v7 has topic names, no topic ids (v13+).
+  const topic = (req.body as { topicData: Record<string, unknown>[] }).topicData[0]!;
+  assert.is(topic.name, 'kcat-t');
+  assert.not.ok('topicId' in topic);
+  assert.not.ok('nodeEndpoints' in (res.body as object), 'a v16+ response field');
+  const v13 = decodeAll(join(fixtures, 'java-4.4.0', 'console')).find((f) => f.api === 'Produce' && f.apiVersion === 13 && f.direction === 'request')!;
+  const t13 = (v13.body as { topicData: Record<string, unknown>[] }).topicData[0]!;
+  assert.type(t13.topicId, 'string');
+  assert.not.ok('name' in t13);
   // The line is plain JSON, round-trippable.
   assert.equal(JSON.parse(JSON.stringify(req)), req);
 });
