@@ -3,6 +3,8 @@
 // of scope) and end at the newest version of the schemas we generate from. Where the issue's list
 // and the 4.4.0 schemas differ, the schemas win: ApiVersions goes to v5 (KIP-1242).
 
+import { isEmpty, parseSchema } from './schema.js';
+
 export interface ApiScope {
   /** The schema base name: <name>Request.json and <name>Response.json. */
   readonly name: string;
@@ -56,3 +58,37 @@ export const DATA_SCOPE: readonly DataScope[] = [
   { name: 'ConsumerProtocolSubscription', min: 0, max: 3, file: 'consumer-protocol-subscription' },
   { name: 'ConsumerProtocolAssignment', min: 0, max: 3, file: 'consumer-protocol-assignment' },
 ];
+
+export interface FullApiScope extends ApiScope {
+  readonly apiKey: number;
+  /** The consumer's module (src/messages) already covers every valid version: reuse it. */
+  readonly reuse: boolean;
+}
+
+/** "DescribeGroups" -> "describe-groups", the module name the consumer's scope uses too. */
+export function moduleFile(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+/**
+ * The whole protocol: every API whose request schema declares valid versions (those a 4.4
+ * broker's ApiVersions advertises and the controller-only ones), each at all of them, including
+ * the non-flexible versions below the consumer's floor that librdkafka and kafkajs still send.
+ */
+export function fullScope(dump: { schemas: Record<string, string> }): FullApiScope[] {
+  const out: FullApiScope[] = [];
+  for (const [file, text] of Object.entries(dump.schemas)) {
+    if (!file.endsWith('Request.json')) continue;
+    const m = parseSchema(text);
+    if (m.type !== 'request' || m.apiKey === undefined || isEmpty(m.validVersions)) continue;
+    const name = m.name.replace(/Request$/, '');
+    const response = dump.schemas[`${name}Response.json`];
+    if (response === undefined) throw new Error(`${name}Response.json is missing`);
+    const r = parseSchema(response);
+    const min = Math.max(m.validVersions.lo, r.validVersions.lo);
+    const max = Math.min(m.validVersions.hi, r.validVersions.hi);
+    const mine = API_SCOPE.find((a) => a.name === name);
+    out.push({ name, apiKey: m.apiKey, min, max, file: mine?.file ?? moduleFile(name), reuse: mine !== undefined && mine.min === min && mine.max === max });
+  }
+  return out.sort((a, b) => a.apiKey - b.apiKey);
+}

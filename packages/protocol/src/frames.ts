@@ -33,9 +33,15 @@ export interface ResponseFrame<B = unknown> {
   headerTaggedFields?: TaggedField[];
 }
 
+/**
+ * The APIs a frame function may decode, by api key: the consumer's (the default) or, for tools,
+ * the whole protocol (ALL_API_DEFINITIONS of '@kwire/protocol/all-apis').
+ */
+export type ApiDefinitions = ReadonlyMap<number, ApiDefinition>;
+
 /** The API kwire implements for this key, or a KafkaProtocolError ('unknown-api'). */
-export function apiDefinition(apiKey: number): ApiDefinition {
-  const api = API_DEFINITIONS.get(apiKey);
+export function apiDefinition(apiKey: number, definitions: ApiDefinitions = API_DEFINITIONS): ApiDefinition {
+  const api = definitions.get(apiKey);
   if (api === undefined) {
     const name = API_KEY_NAMES.get(apiKey);
     throw new KafkaProtocolError(name ? `kwire does not model ${name} (api key ${apiKey})` : `unknown api key ${apiKey}`, { reason: 'unknown-api', apiKey });
@@ -78,8 +84,8 @@ export function writeRequestFrame(w: Writer, api: ApiDefinition, apiVersion: num
 }
 
 /** Encodes a whole request frame, size prefix included. */
-export function encodeRequestFrame(request: RequestFrame, w: Writer = shared): Buffer {
-  return writeRequestFrame(w, apiDefinition(request.apiKey), request.apiVersion, request.correlationId, request.clientId, request.body, request.headerTaggedFields);
+export function encodeRequestFrame(request: RequestFrame, w: Writer = shared, definitions?: ApiDefinitions): Buffer {
+  return writeRequestFrame(w, apiDefinition(request.apiKey, definitions), request.apiVersion, request.correlationId, request.clientId, request.body, request.headerTaggedFields);
 }
 
 /** Reads the size prefix and checks it against the buffer; returns a reader over the frame's content. */
@@ -91,13 +97,13 @@ function frameReader(frame: Buffer): Reader {
 }
 
 /** Decodes a whole request frame, size prefix included. */
-export function decodeRequestFrame(frame: Buffer): RequestFrame {
+export function decodeRequestFrame(frame: Buffer, definitions?: ApiDefinitions): RequestFrame {
   let api: ApiDefinition | undefined;
   let version = -1;
   try {
     const r = frameReader(frame);
     const header = readRequestHeaderStart(r);
-    api = apiDefinition(header.apiKey);
+    api = apiDefinition(header.apiKey, definitions);
     version = header.apiVersion;
     checkVersion(api, version);
     const flexible = version >= api.flexibleFrom;
@@ -135,8 +141,16 @@ function apiVersionsBodyVersion(apiVersion: number, errorCode: number): number {
 }
 
 /** Encodes a whole response frame, size prefix included. */
-export function encodeResponseFrame(apiKey: number, apiVersion: number, correlationId: number, body: unknown, w: Writer = shared, headerTaggedFields?: TaggedField[]): Buffer {
-  const api = apiDefinition(apiKey);
+export function encodeResponseFrame(
+  apiKey: number,
+  apiVersion: number,
+  correlationId: number,
+  body: unknown,
+  w: Writer = shared,
+  headerTaggedFields?: TaggedField[],
+  definitions?: ApiDefinitions,
+): Buffer {
+  const api = apiDefinition(apiKey, definitions);
   let bodyVersion = apiVersion;
   if (apiKey === API_VERSIONS_KEY) bodyVersion = apiVersionsBodyVersion(apiVersion, (body as { errorCode?: number }).errorCode ?? 0);
   // An UNSUPPORTED_VERSION answer to ApiVersions is v0, whatever (even unknown) version was asked.
@@ -155,8 +169,8 @@ export function encodeResponseFrame(apiKey: number, apiVersion: number, correlat
 }
 
 /** Decodes a whole response frame (size prefix included) to a request of `apiKey` v`apiVersion`. */
-export function decodeResponseFrame(apiKey: number, apiVersion: number, frame: Buffer): ResponseFrame {
-  const api = apiDefinition(apiKey);
+export function decodeResponseFrame(apiKey: number, apiVersion: number, frame: Buffer, definitions?: ApiDefinitions): ResponseFrame {
+  const api = apiDefinition(apiKey, definitions);
   let bodyVersion = apiVersion;
   try {
     const r = frameReader(frame);

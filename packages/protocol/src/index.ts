@@ -37,6 +37,7 @@ export {
   apiDefinition,
   type RequestFrame,
   type ResponseFrame,
+  type ApiDefinitions,
 } from './frames.js';
 export { FrameSplitter } from './framing.js';
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';

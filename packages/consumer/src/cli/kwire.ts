@@ -24,8 +24,17 @@ const COMMANDS: Record<string, Command> = {
     load: () => import('./perf.js'),
   },
   conformance: {
-    summary: 'decodes, re-encodes and compares every frame of captures written by `kwire record`',
+    summary: 'decodes, re-encodes and compares every frame of captures written by `kwire record` (and of pcap files, with @kwire/tools)',
     load: () => import('./conformance.js'),
+  },
+  decode: {
+    summary: 'every Kafka frame of a capture or a pcap/pcapng file as readable JSON lines (from @kwire/tools)',
+    load: async () => {
+      const { loadToolCommand, TOOLS_MISSING } = await import('./tools.js');
+      const command = await loadToolCommand('decode');
+      if (!command) throw new Error(`decode: ${TOOLS_MISSING}`);
+      return command;
+    },
   },
 };
 

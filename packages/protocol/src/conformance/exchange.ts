@@ -1,7 +1,7 @@
 // One recorded exchange through the codec: decode the request and the response, re-encode both,
 // compare bytes; decode the records and the consumer protocol's embedded structures they carry.
 import { toProtocolError } from '../errors.js';
-import { decodeRequestFrame, decodeRequestHeader, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../frames.js';
+import { type ApiDefinitions, decodeRequestFrame, decodeRequestHeader, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../frames.js';
 import { API_DEFINITIONS } from '../messages/index.js';
 import { ConsumerProtocolAssignmentData, type ConsumerProtocolAssignment } from '../messages/consumer-protocol-assignment.js';
 import { ConsumerProtocolSubscriptionData } from '../messages/consumer-protocol-subscription.js';
@@ -69,6 +69,11 @@ export interface ExchangeContext {
   keep: boolean;
   /** protocolType of each group, from JoinGroup requests (SyncGroup v4 does not carry it). */
   groupProtocolTypes: Map<string, string>;
+  /**
+   * The APIs to decode with: the consumer's (the default) or the whole protocol
+   * (ALL_API_DEFINITIONS of '@kwire/protocol/all-apis'), so that no frame of a peer is skipped.
+   */
+  definitions?: ApiDefinitions;
 }
 
 const hex = (b: Buffer, at: number): string => (at < b.length ? `0x${b[at]!.toString(16).padStart(2, '0')}` : 'end of frame');
@@ -305,7 +310,8 @@ function isUnsupported(err: unknown): boolean {
 /** Checks one exchange of a capture. Never throws: damage and codec failures come back as problems. */
 export function checkExchange(line: ExchangeLine, ctx: ExchangeContext): ExchangeOutcome {
   const out: ExchangeOutcome = { request: 'skipped', response: line.response ? 'skipped' : undefined, problems: [], embedded: [], records: [], codecs: {}, notes: [] };
-  const api = API_DEFINITIONS.get(line.apiKey);
+  const definitions = ctx.definitions ?? API_DEFINITIONS;
+  const api = definitions.get(line.apiKey);
   if (api === undefined) {
     out.skipReason = `kwire does not model ${line.apiName ?? `api key ${line.apiKey}`}`;
     return out;
@@ -337,9 +343,9 @@ export function checkExchange(line: ExchangeLine, ctx: ExchangeContext): Exchang
       out.skipReason = `${api.name} v${line.apiVersion} is outside the codec's scope (v${api.minVersion}-${api.maxVersion})`;
     } else if (header) {
       try {
-        const decoded = decodeRequestFrame(request);
+        const decoded = decodeRequestFrame(request, definitions);
         requestBody = decoded.body;
-        const problem = compare('request', request, encodeRequestFrame(decoded), (d) => requestFieldAt(api, request, d));
+        const problem = compare('request', request, encodeRequestFrame(decoded, undefined, definitions), (d) => requestFieldAt(api, request, d));
         if (problem) out.problems.push(problem);
         const before = out.problems.length;
         requestInternals(line.apiKey, requestBody, ctx, out);
@@ -364,8 +370,8 @@ export function checkExchange(line: ExchangeLine, ctx: ExchangeContext): Exchang
       out.problems.push({ part: 'capture', message: `the response's correlation id ${response.length >= 8 ? response.readInt32BE(4) : '(none)'} is not the request's ${line.correlationId}` });
     } else {
       try {
-        const decoded = decodeResponseFrame(line.apiKey, line.apiVersion, response);
-        const again = encodeResponseFrame(line.apiKey, line.apiVersion, decoded.correlationId, decoded.body, undefined, decoded.headerTaggedFields);
+        const decoded = decodeResponseFrame(line.apiKey, line.apiVersion, response, definitions);
+        const again = encodeResponseFrame(line.apiKey, line.apiVersion, decoded.correlationId, decoded.body, undefined, decoded.headerTaggedFields, definitions);
         const problem = compare('response', response, again, (d) => responseFieldAt(api, line.apiVersion, decoded.bodyVersion, response, d));
         if (problem) out.problems.push(problem);
         const before = out.problems.length;

@@ -7,6 +7,7 @@ import { API_DEFINITIONS } from '../messages/index.js';
 import { ConsumerProtocolAssignmentData } from '../messages/consumer-protocol-assignment.js';
 import { ConsumerProtocolSubscriptionData } from '../messages/consumer-protocol-subscription.js';
 import { API_KEY_NAMES } from '../api-keys.js';
+import type { ApiDefinitions } from '../frames.js';
 import { checkExchange, type ExchangeContext, type FrameOutcome, type FrameProblem } from './exchange.js';
 import { FactCollector, type FactResult } from './facts.js';
 import { INDEX_FILE, readCapture, StreamFile, SUITE_FILE, type CaptureManifest, type ExchangeLine, type StreamKind, type SuiteSettings } from './format.js';
@@ -17,6 +18,12 @@ export interface ConformanceOptions {
    * as a response (and every embedded structure version once). Default: what DIR/conformance.json says.
    */
   requireFullCoverage?: boolean;
+  /**
+   * The APIs frames are decoded with. Default: the consumer's (src/messages), where anything else
+   * is skipped; tools pass ALL_API_DEFINITIONS ('@kwire/protocol/all-apis') to check every frame.
+   * The coverage requirement stays the consumer's scope either way.
+   */
+  definitions?: ApiDefinitions;
   /** Called as each capture starts (progress for big folders). */
   onCapture?: (name: string) => void;
 }
@@ -180,6 +187,7 @@ export function runConformance(root: string, options: ConformanceOptions = {}): 
       keep: facts !== undefined,
       groupProtocolTypes: new Map(),
       read: () => 'no connection',
+      definitions: options.definitions,
     };
     const exchanges = capture.lines.filter((l): l is ExchangeLine => l.type === 'exchange');
     // Connection by connection, in the order the requests were sent.
@@ -198,7 +206,7 @@ export function runConformance(root: string, options: ConformanceOptions = {}): 
       };
       const outcome = checkExchange(line, ctx);
       const api = API_DEFINITIONS.get(line.apiKey);
-      const apiName = api?.name ?? line.apiName ?? API_KEY_NAMES.get(line.apiKey) ?? `api ${line.apiKey}`;
+      const apiName = api?.name ?? options.definitions?.get(line.apiKey)?.name ?? line.apiName ?? API_KEY_NAMES.get(line.apiKey) ?? `api ${line.apiKey}`;
       const inScope = api !== undefined && line.apiVersion >= api.minVersion && line.apiVersion <= api.maxVersion;
       const source = line.software
         ? `${line.software.name} ${line.software.version}`

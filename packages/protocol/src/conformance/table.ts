@@ -5,7 +5,8 @@ import type { ConformanceReport, TableRow } from './runner.js';
 function scopeOf(r: TableRow): string {
   if (r.kind === 'embedded') return r.inScope ? 'yes' : 'no (v0-3)';
   const api = API_DEFINITIONS.get(r.apiKey);
-  if (!api) return 'not modeled';
+  // Outside the consumer's APIs: decoded when the run was given the whole protocol (all-apis).
+  if (!api) return r.skipped === r.frames ? 'not modeled' : 'no (all-apis)';
   return r.inScope ? 'yes' : `no (v${api.minVersion}${api.maxVersion > api.minVersion ? `-${api.maxVersion}` : ''})`;
 }
 

@@ -39,14 +39,14 @@ export interface NSchemas {
 }
 
 /** packages/protocol/test/schemas.json, found from the compiled file (dist/test/unit/naive/). */
-function schemasPath(): string {
+function schemasPath(file = 'schemas.json'): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8; i++) {
-    const candidate = join(dir, 'test', 'schemas.json');
+    const candidate = join(dir, 'test', file);
     if (existsSync(candidate) && existsSync(join(dir, 'package.json'))) return candidate;
     dir = dirname(dir);
   }
-  throw new Error('cannot find packages/protocol/test/schemas.json');
+  throw new Error(`cannot find packages/protocol/test/${file}`);
 }
 
 let cached: NSchemas | undefined;
@@ -54,6 +54,28 @@ let cached: NSchemas | undefined;
 export function loadSchemas(): NSchemas {
   cached ??= JSON.parse(readFileSync(schemasPath(), 'utf8')) as NSchemas;
   return cached;
+}
+
+let cachedAll: NSchemas | undefined;
+
+/** test/schemas-all.json: every API of the protocol at every valid version (src/all-apis). */
+export function loadAllSchemas(): NSchemas {
+  cachedAll ??= JSON.parse(readFileSync(schemasPath('schemas-all.json'), 'utf8')) as NSchemas;
+  return cachedAll;
+}
+
+/** Every API's request and response over its whole valid range (the scope of src/all-apis). */
+export function allScopedMessages(): ScopedMessage[] {
+  const s = loadAllSchemas();
+  const out: ScopedMessage[] = [];
+  for (const a of s.scope.apis) {
+    for (const kind of ['request', 'response'] as const) {
+      const m = s.messages[`${a.name}${kind === 'request' ? 'Request' : 'Response'}`];
+      if (!m) throw new Error(`no schema for ${a.name} ${kind}`);
+      out.push({ message: m, api: a.name, apiKey: m.apiKey, kind, min: a.min, max: a.max });
+    }
+  }
+  return out;
 }
 
 export function message(name: string): NMessage {
