@@ -208,6 +208,7 @@ export class ClassicMembership extends MembershipLifecycle {
     if (leader && !join.skipAssignment) assignments = await this.computeAssignment(join.members, join.protocolName);
     const conn = await coordinator.connection();
     let sync;
+    const syncSentAt = Date.now();
     try {
       sync = await conn.request(SyncGroup, {
         groupId: this.groupId,
@@ -246,8 +247,9 @@ export class ClassicMembership extends MembershipLifecycle {
     if (sync.protocolName !== null && sync.protocolName !== this.protocolName) {
       this.fatal(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, `SyncGroup answered protocol ${sync.protocolName}, joined with ${this.protocolName}`);
     }
-    // SyncGroup answered: the session is alive (heartbeats resume right after the assignment).
-    this.lastHeartbeatOk = Date.now();
+    // SyncGroup answered: the session is alive (heartbeats resume right after the assignment), as
+    // of when the request went out at the latest (see the heartbeat's sentAt).
+    this.lastHeartbeatOk = syncSentAt;
     // An empty assignment (a member the leader left out) means no partitions.
     const assigned = decodeAssignment(sync.assignment).partitions;
     this.lastAssignment = { partitions: assigned, generationId: this.generationId };
@@ -329,8 +331,12 @@ export class ClassicMembership extends MembershipLifecycle {
       if (this.pendingRejoin !== undefined || this.stopped || this.left) continue;
       if (Date.now() >= sessionEnds) return this.sessionExpired(lastOk);
       let res;
+      // A success renews the session as of the request's sending, not its answer's reading: a
+      // process frozen with the answer in its socket wakes up with its session gone.
+      let sentAt = 0;
       try {
         const conn = await coordinator.connection(sessionEnds);
+        sentAt = Date.now();
         res = await withDeadline(
           conn.request(Heartbeat, { groupId: this.groupId, generationId: this.generationId, memberId: this.memberId, groupInstanceId: config.groupInstanceId ?? null }),
           sessionEnds,
@@ -345,7 +351,7 @@ export class ClassicMembership extends MembershipLifecycle {
       }
       const code = res.errorCode;
       if (code === 0) {
-        this.lastHeartbeatOk = Date.now();
+        this.lastHeartbeatOk = sentAt;
         continue;
       }
       if (code === ErrorCode.REBALANCE_IN_PROGRESS) return 'the group is rebalancing (heartbeat answered REBALANCE_IN_PROGRESS)';
@@ -383,8 +389,9 @@ export class ClassicMembership extends MembershipLifecycle {
     while (this.joining && !this.stopped) {
       await new Promise<void>((resolve) => setTimeout(resolve, config.heartbeatIntervalMs).unref());
       if (!this.joining || this.stopped || this.options.host.owned().length === 0) continue;
+      const probedAt = Date.now();
       if (await coordinator.probe(Math.min(config.requestTimeoutMs, config.heartbeatIntervalMs))) {
-        this.lastHeartbeatOk = Date.now();
+        this.lastHeartbeatOk = probedAt;
         continue;
       }
       if (this.joining && Date.now() - this.lastHeartbeatOk >= config.sessionTimeoutMs) {

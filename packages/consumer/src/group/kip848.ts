@@ -147,6 +147,9 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     }
     const pattern = host.subscribedPattern();
     const full = this.full;
+    // The session is renewed as of when the coordinator read the request: no earlier than now. A
+    // response read late (the process frozen with it in the socket) must not renew it as of then.
+    const sentAt = Date.now();
     const res = await withDeadline(
       conn.request(ConsumerGroupHeartbeat, {
         groupId: config.groupId!,
@@ -165,7 +168,7 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     );
     const code = res.errorCode;
     if (code === 0) {
-      this.lastHeartbeatOk = Date.now();
+      this.lastHeartbeatOk = sentAt;
       const wasJoining = this.memberEpoch === 0;
       if (res.memberId) {
         this.memberId = res.memberId;
