@@ -366,6 +366,24 @@ const SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: 'kwire/share-4.2.2',
+    description:
+      "kwire's own share-group requests against a Kafka 4.2.2 broker: ShareGroupHeartbeat v1, ShareGroupDescribe v1, ShareFetch v1 and v2, ShareAcknowledge v1 and v2 (accept, release), with the 4.2 broker's responses. One member reads 10 records of a 2-partition topic, releases one acquisition once (redelivered with delivery count 2) and accepts every record. The requests are ours; the responses are the broker's.",
+    origin: 'kwire',
+    client: KWIRE,
+    cluster: 'share42',
+    async run(ctx) {
+      const topic = 'kw-share42-t';
+      const groupId = 'kw-share42-g';
+      const { lines, records } = keyed('kw-share42', 10);
+      await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
+      await ctx.broker.consoleProducer(ctx.direct, { topic, lines, parseKey: true });
+      await ctx.broker.alterGroupConfig(ctx.direct, groupId, { 'share.auto.offset.reset': 'earliest' });
+      const facts = await captureKwireShare({ bootstrap: ctx.bootstrap, software: KWIRE, topic, records: records.length, groupId, log });
+      return { ...facts, records: [{ topic, count: records.length, records, fetched: 'all' }] };
+    },
+  },
+  {
     name: 'java-3.9.1/console-group',
     description:
       'The Java client of Kafka 3.9.1 against a 4.4.0 broker: the console producer writes 16 keyed records; two console consumers of one classic group read them, the second joining while the first runs (a rebalance).',
