@@ -8,7 +8,7 @@ import { groupCoordinatorsReady } from './orchestrator/coordinators.js';
 import { kcatVersion } from './orchestrator/kcat.js';
 import { platformaticSupports, resolveClientNode } from './orchestrator/node-runtime.js';
 import { ensureRdkafka } from './orchestrator/rdkafka-build.js';
-import { buildPlan, GROUP_CLIENTS, REBALANCE_CLIENTS, THROUGHPUT_CLIENTS, THROUGHPUT_VARIANTS, type Plan } from './plan.js';
+import { buildPlan, GROUP_CLIENTS, REBALANCE_CLIENTS, SHARE_CLIENTS, THROUGHPUT_CLIENTS, THROUGHPUT_VARIANTS, type Plan } from './plan.js';
 import { Progress } from './progress.js';
 import { evaluateGoals } from './report/goals.js';
 import { clientLabel, summarize, verifyChecksums } from './report/summarize.js';
@@ -18,6 +18,7 @@ import { groupScenario } from './scenarios/group.js';
 import { latencyScenario } from './scenarios/latency.js';
 import { profileKwire } from './scenarios/profile.js';
 import { rebalanceScenario } from './scenarios/rebalance.js';
+import { shareScenario } from './scenarios/share.js';
 import { soakScenario } from './scenarios/soak.js';
 import { throughputScenario, throughputSteps } from './scenarios/throughput.js';
 
@@ -88,6 +89,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
         else if (s.kind === 'group') await groupScenario(ctx, s);
         else if (s.kind === 'latency') await latencyScenario(ctx, s, plan.latencyClients);
         else if (s.kind === 'rebalance') await rebalanceScenario(ctx, s);
+        else if (s.kind === 'share') await shareScenario(ctx, s);
         else await soakScenario(ctx, s);
       } catch (err) {
         // A scenario that cannot run (its topic failed to load) is shown, not hidden.
@@ -169,6 +171,7 @@ function countSteps(ctx: Ctx, plan: Plan): number {
     else if (s.kind === 'group') n += s.repetitions * GROUP_CLIENTS.filter(ok).length;
     else if (s.kind === 'latency') n += s.repetitions * plan.latencyClients.filter(ok).length;
     else if (s.kind === 'rebalance') n += s.repetitions * REBALANCE_CLIENTS.filter(ok).length;
+    else if (s.kind === 'share') n += SHARE_CLIENTS.filter(ok).length;
     else n += 1;
   }
   return n;

@@ -1,6 +1,6 @@
 // `npm run bench` (scripts/bench.mjs builds, then runs this): the benchmark of issue 7.
 //
-//   npm run bench                         full run (about 35 minutes on 2 cores)
+//   npm run bench                         full run (about 40 minutes on 2 cores)
 //   npm run bench -- --quick              smoke run (under 3 minutes)
 //   npm run bench -- --bootstrap H:P      use a running broker instead of starting one
 //   npm run bench -- --json out.json      also write the results there

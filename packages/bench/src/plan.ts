@@ -1,8 +1,8 @@
 // The scenario matrix and the clients. Full mode covers every record size (100 B, 1 KB, 10 KB),
 // both partition counts (1, 12) and every codec (none, lz4, zstd) without running every
 // combination, a full-touch workload (keys and headers, every field read), plus the group,
-// latency, rebalance and RSS-soak runs; sized so that the whole run stays under 40 minutes on 2
-// cores. Quick mode is a smoke test of every code path on small data, under 3 minutes.
+// latency, rebalance, RSS-soak and share-group (KIP-932, 1 and 3 members) runs; sized so that the
+// whole run stays under 45 minutes on 2 cores. Quick mode is a smoke test of every code path on small data, under 3 minutes.
 //
 // Steady state: every throughput client reads the topic `warmupPasses` + `repetitions` times in
 // one process (one JVM for Java; kcat, a C program with nothing to warm, once per process), and
@@ -121,6 +121,8 @@ export const GROUP_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka'] as 
 /** The ceiling's fetch loop doubles as the latency floor: the same requests, no consumer around them. */
 export const LATENCY_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'ceiling'] as const;
 export const REBALANCE_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'java'] as const;
+/** Share groups (KIP-932): no other JavaScript client has a share consumer; Java runs its ShareConsumerPerformance. */
+export const SHARE_CLIENTS = ['kwire', 'java'] as const;
 /** Node client variants measured for allocation per record (a separate pass each): the defaults; kwire only in --quick. */
 export const ALLOC_CLIENTS = ['kwire', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
 export function allocClients(mode: 'full' | 'quick'): readonly string[] {
@@ -170,6 +172,20 @@ export function throughput(recordSize: number, partitions: number, compression: 
     repetitions,
     warmupPasses,
     touch,
+  };
+}
+
+/** A share group of `members` members on the topic of throughput scenario `t`, warm-up + `repetitions` passes. */
+export function shareOn(t: ScenarioInfo, members: number, repetitions: number): ScenarioInfo {
+  return {
+    ...t,
+    id: `share-${t.id}-x${members}`,
+    kind: 'share',
+    title: `Share group (KIP-932) of ${members} member${members > 1 ? 's' : ''} on ${t.title}`,
+    members,
+    topicOf: t.id,
+    repetitions,
+    warmupPasses: 1,
   };
 }
 
@@ -240,6 +256,8 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
       },
       { ...hundred, id: `rebalance-${hundred.id}`, kind: 'rebalance', title: `Fresh group on ${hundred.title}`, topicOf: hundred.id, repetitions: 3 },
       { ...oneKb, id: `soak-${oneKb.id}`, kind: 'soak', title: `kwire over ${oneKb.title}, 12 passes (3 GB)`, passes: 12, topicOf: oneKb.id, repetitions: 1 },
+      shareOn(oneKb, 1, reps),
+      shareOn(oneKb, 3, reps),
     ],
   };
 }

@@ -507,10 +507,15 @@ export async function alterGroupConfig(target: KafkaTarget, group: string, confi
   const pairs = Object.entries(configs)
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(',');
-  await runToolOk(target.dist, 'org.apache.kafka.tools.ConfigCommand', ['--bootstrap-server', target.bootstrap, '--alter', '--entity-type', 'groups', '--entity-name', group, '--add-config', pairs], {
-    timeoutMs: 60_000,
-    label: `ConfigCommand group ${group}`,
-  });
+  const args = ['--bootstrap-server', target.bootstrap, '--alter', '--entity-type', 'groups', '--entity-name', group, '--add-config', pairs];
+  const options = { timeoutMs: 60_000, label: `ConfigCommand group ${group}` };
+  // ConfigCommand moved from core (kafka.admin, Scala) to the tools module (Java) in 4.4 (it is in
+  // kafka_2.13 in 4.2.2, in kafka-tools in 4.4.0); the other class is tried when one is missing.
+  const classes = atLeast(target.dist.version, 4, 4) ? ['org.apache.kafka.tools.ConfigCommand', 'kafka.admin.ConfigCommand'] : ['kafka.admin.ConfigCommand', 'org.apache.kafka.tools.ConfigCommand'];
+  const first = await runTool(target.dist, classes[0]!, args, options);
+  if (first.code === 0) return;
+  if (!/ClassNotFoundException/.test(first.stderr)) throw new BrokerError(`${options.label} exited with code ${String(first.code)}`, { logTail: lastLines(`${first.stdout}${first.stderr}`, 30) });
+  await runToolOk(target.dist, classes[1]!, args, options);
 }
 
 export interface ConsoleShareConsumerOptions {

@@ -25,7 +25,9 @@ export type ClientMode =
   /** Consume records as a producer writes them at a fixed rate; histogram of delivery - CreateTime. */
   | 'latency'
   /** A fresh group: time from subscribe to the first record delivered, then stop. */
-  | 'rebalance';
+  | 'rebalance'
+  /** One member of a share group (KIP-932), in a process of its own: as 'group', passes driven by the orchestrator. */
+  | 'share';
 
 export interface ClientOptions {
   bootstrap: string;
@@ -188,6 +190,10 @@ export class Run {
   private readonly progress: Float64Array | undefined;
   private progressTimer: NodeJS.Timeout | undefined;
   readonly mode: ClientMode;
+  /** A member of a group or share group: it runs until the orchestrator says stop, recording every offset. */
+  get member(): boolean {
+    return this.mode === 'group' || this.mode === 'share';
+  }
   private readonly onStop = (m: { ev?: string }): void => {
     if (m?.ev === 'stop') this.finish();
   };
@@ -206,7 +212,7 @@ export class Run {
       this.latency = new LatencyHistogram();
       this.latencyAll = new LatencyHistogram();
     }
-    if (this.mode === 'group') {
+    if (this.member) {
       const ends = options.endOffsets ?? [];
       this.hashes = ends.map((e) => new Int32Array(e));
       this.seen = ends.map((e) => new Uint8Array(e));
@@ -274,7 +280,7 @@ export class Run {
     this.count += n;
     this.tLast = t;
     if (this.gc !== undefined) this.allocStep();
-    if (this.mode !== 'group' && this.count >= this.options.records) this.finish();
+    if (!this.member && this.count >= this.options.records) this.finish();
     return this.done;
   }
 
@@ -300,7 +306,7 @@ export class Run {
     if (this.tFirst === null) return this.batch(1);
     this.count++;
     if (this.gc !== undefined) this.allocStep();
-    if (this.mode !== 'group' && this.count >= this.options.records) {
+    if (!this.member && this.count >= this.options.records) {
       this.tLast = now();
       this.lastProgress = this.tLast;
       this.finish();
@@ -420,7 +426,7 @@ export class Run {
         p99All: this.latencyAll!.percentile(99),
       };
     }
-    if (this.mode === 'group') {
+    if (this.member) {
       report.partitionDoneAt = this.partitionDoneAt;
       if (this.options.hashFile) writeHashes(this.options.hashFile, this.hashes!, this.seen!);
     }

@@ -121,3 +121,71 @@ export async function produceKeyed(target: KafkaTarget, o: { topic: string; reco
   const line = r.stdout.split('\n').find((l) => l.startsWith('{'));
   return line ? (JSON.parse(line) as { seconds: number }) : { seconds: r.ms / 1000 };
 }
+
+const SHARE_SOURCE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'java', 'BenchShare.java');
+
+export interface SharePass {
+  pass: number;
+  warmup: boolean;
+  records: number;
+  /** Key + value bytes in MiB, as ShareConsumerPerformance prints it. */
+  mb: number;
+  /** Its fetch.time.ms: the consumers' creation to the last thread's end. */
+  seconds: number;
+  cpuSeconds: number;
+  gcMs: number;
+  /** The tool warned that it stopped short (its --timeout). */
+  warning: boolean;
+}
+
+export interface BenchShareRun {
+  passes: SharePass[];
+  error?: string;
+  peakRssMb: number | null;
+}
+
+/** ShareConsumerPerformance warm-up + measured times in one JVM (java/BenchShare.java), each pass in a fresh share group. */
+export async function runBenchShare(target: KafkaTarget, o: { topic: string; records: number; threads: number; warmup: number; passes: number; group: string }): Promise<BenchShareRun> {
+  const dir = await compileJava(SHARE_SOURCE, { classpath: join(target.dist.libDir, '*') });
+  const label = `BenchShare perf ${o.topic} x${o.threads}`;
+  const args = [
+    'perf',
+    '--bootstrap',
+    target.bootstrap,
+    '--topic',
+    o.topic,
+    '--records',
+    String(o.records),
+    '--threads',
+    String(o.threads),
+    '--warmup',
+    String(o.warmup),
+    '--passes',
+    String(o.passes),
+    '--group',
+    o.group,
+  ];
+  const r = await sampled(label, () => runTool(target.dist, 'BenchShare', args, { extraClasspath: [dir], heapMb: 1024, label, timeoutMs: 900_000 }));
+  const passes: SharePass[] = [];
+  let error = r.error?.message.split('\n')[0];
+  for (const line of (r.value?.stdout ?? '').split('\n')) {
+    if (!line.startsWith('{"pass"')) continue;
+    const p = JSON.parse(line) as SharePass & { error?: string };
+    if (p.error) error ??= `BenchShare pass ${p.pass}: ${p.error}`;
+    else passes.push(p);
+  }
+  if (!error && r.value && r.value.code !== 0) error = `BenchShare exited with ${r.value.code}: ${r.value.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+  return { passes, ...(error ? { error } : {}), peakRssMb: r.peakRssMb };
+}
+
+/** share.auto.offset.reset=earliest on each of these share groups (a new share group starts at the latest offset), one JVM for all. */
+export async function configureShareGroups(target: KafkaTarget, groups: readonly string[]): Promise<void> {
+  const dir = await compileJava(SHARE_SOURCE, { classpath: join(target.dist.libDir, '*') });
+  const r = await runTool(target.dist, 'BenchShare', ['configure', '--bootstrap', target.bootstrap, '--groups', groups.join(',')], {
+    extraClasspath: [dir],
+    heapMb: 256,
+    label: 'BenchShare configure',
+    timeoutMs: 120_000,
+  });
+  if (r.code !== 0) throw new Error(`BenchShare configure exited with ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+}

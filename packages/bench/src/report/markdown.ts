@@ -182,6 +182,58 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     );
   }
 
+  const share = rows.filter((r) => r.kind === 'share');
+  if (share.length) {
+    const first = results.scenarios.find((x) => x.kind === 'share')!;
+    out.push(
+      '## Share groups (KIP-932)',
+      '',
+      `Share consumption of the topic of \`${first.topicOf}\` (${int(first.records)} records of ${first.recordSize} B, ${first.partitions} partitions): kwire's \`createShareConsumer\` (implicit acknowledgement, defaults; one process per member) against Kafka's own ShareConsumerPerformance (its defaults; one JVM, \`--threads\` = members). ${first.warmupPasses ?? 1} warm-up + ${first.repetitions} measured passes in the same processes, each pass in a fresh share group that starts at the earliest offset. As the tool counts: from the consumers' creation (the join included) to the last record (the tool: to its last thread's end, which may be one 100 ms poll after the last record with several threads); records/s is the median of the passes, MiB/s of keys and values. kwire is verified offset by offset (every record once across the members, values checked against the topic's checksum); the tool reports only its count and bytes. CPU is all the members' together over the pass.`,
+      '',
+    );
+    out.push(
+      mdTable(
+        ['scenario', 'members', 'client', 'records/s', 'spread (min-max)', 'MiB/s', 'seconds', 'CPU s', 'GC ms', 'peak RSS MiB', 'verified'],
+        share.map((r) => [
+          r.scenario,
+          String(r.members ?? '-'),
+          r.client === 'kwire' ? `**${r.label}**` : 'Java ShareConsumerPerformance',
+          int(r.recordsPerSec),
+          spreadCell(r),
+          num(r.mbPerSec),
+          num(r.totalSeconds, 2),
+          num(r.cpuSeconds, 2),
+          num(r.gcMs, 0),
+          num(r.peakRssMb, 0),
+          verifiedCell(r),
+        ]),
+        [false, true, false, true, false, true, true, true, true, true, false],
+      ),
+      '',
+    );
+    const ids = [...new Set(share.map((r) => r.scenario))];
+    out.push(
+      mdTable(
+        ['scenario', 'members', 'kwire records/s', 'Java records/s', 'kwire / Java (records/s)', 'kwire MiB/s', 'Java MiB/s'],
+        ids.map((id) => {
+          const k = share.find((r) => r.scenario === id && r.client === 'kwire');
+          const j = share.find((r) => r.scenario === id && r.client === 'java');
+          return [
+            id,
+            String(k?.members ?? j?.members ?? '-'),
+            k?.verified ? int(k.recordsPerSec) : '-',
+            j?.verified ? int(j.recordsPerSec) : '-',
+            x(ratio(rows, id, 'kwire', 'java')),
+            k?.verified ? num(k.mbPerSec) : '-',
+            j?.verified ? num(j.mbPerSec) : '-',
+          ];
+        }),
+        [false, true, true, true, true, true, true],
+      ),
+      '',
+    );
+  }
+
   const lat = rows.filter((r) => r.kind === 'latency');
   if (lat.length) {
     const s = results.scenarios.find((x) => x.kind === 'latency')!;

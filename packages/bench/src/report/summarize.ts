@@ -33,6 +33,7 @@ export function familyOf(id: string): string {
 export function verificationOf(client: string, kind: ScenarioInfo['kind']): string {
   if (kind === 'group') return 'every offset consumed, count and checksum of the union of members';
   if (kind === 'rebalance') return 'first record delivered';
+  if (kind === 'share') return client === 'java' ? "count and bytes, from ShareConsumerPerformance's result line" : 'every offset once across the members, count and checksum of every value';
   if (client === 'java') return kind === 'throughput' ? 'count and checksum of every value (BenchJava computes the same digest)' : 'count';
   if (client.startsWith('ceiling')) return 'count, from the fetch offsets (values not decoded)';
   if (client.startsWith('kcat')) return 'count and value bytes, from its output (-f "%S\\n": each value\'s size)';
@@ -76,7 +77,7 @@ export function verifyChecksums(runs: RunRecord[], scenarios: readonly ScenarioI
   for (const r of runs) {
     if (r.status !== 'ok' || r.checksum === null) continue;
     const s = scenarios.find((x) => x.id === r.scenario);
-    if (!s || (s.kind !== 'throughput' && s.kind !== 'group')) continue;
+    if (!s || (s.kind !== 'throughput' && s.kind !== 'group' && s.kind !== 'share')) continue;
     const ref = refs.get(r.scenario);
     if (ref !== undefined && r.checksum !== ref) {
       r.status = 'failed';
@@ -166,6 +167,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
       if (s.kind === 'latency') row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.latency?.p99 ?? null) : null));
       if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
       if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
+      if (s.kind === 'share') row.members = s.members ?? 1;
       rows.push(row);
     }
     const ceiling = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified);

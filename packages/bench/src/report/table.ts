@@ -73,6 +73,33 @@ export function consoleReport(results: BenchResults): string {
       ),
     );
   }
+  const share = rows.filter((r) => r.kind === 'share');
+  if (share.length) {
+    out.push('', "Share groups (KIP-932): kwire's share consumer against Java's ShareConsumerPerformance (consumers' creation to last record; medians of the measured passes)");
+    const javaOf = (r: ResultRow) => rows.find((x) => x.scenario === r.scenario && x.client === 'java');
+    out.push(
+      textTable(
+        ['scenario', 'members', 'client', 'records/s', 'spread', 'MiB/s', 'CPU s (all)', 'peak RSS MiB', 'kwire / Java', 'verified'],
+        share.map((r) => {
+          const j = javaOf(r);
+          const ratio = r.client === 'kwire' && r.verified && j?.verified && r.recordsPerSec && j.recordsPerSec ? `${(r.recordsPerSec / j.recordsPerSec).toFixed(2)}x` : '';
+          return [
+            r.scenario,
+            String(r.members ?? '-'),
+            r.client === 'java' ? 'Java ShareConsumerPerformance' : r.label,
+            int(r.recordsPerSec),
+            r.spread === null ? '-' : `${(r.spread * 100).toFixed(0)}%`,
+            num(r.mbPerSec),
+            num(r.cpuSeconds, 2),
+            num(r.peakRssMb, 0),
+            ratio,
+            status(r),
+          ];
+        }),
+        [false, true, false, true, true, true, true, true, true, false],
+      ),
+    );
+  }
   const lat = rows.filter((r) => r.kind === 'latency');
   if (lat.length) {
     out.push('', 'End-to-end latency (delivery - CreateTime, ms)');

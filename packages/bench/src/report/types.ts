@@ -3,7 +3,7 @@
 // JSON and turned into the console table, the Markdown report and the SVG chart.
 
 export type Codec = 'none' | 'lz4' | 'zstd';
-export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak';
+export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share';
 
 export interface ScenarioInfo {
   id: string;
@@ -13,16 +13,16 @@ export interface ScenarioInfo {
   partitions: number;
   compression: Codec;
   records: number;
-  /** group: members; latency: records/s and seconds; soak: passes. */
+  /** group and share: members; latency: records/s and seconds; soak: passes. */
   members?: number;
   rate?: number;
   seconds?: number;
   passes?: number;
-  /** group, rebalance and soak runs read the topic of this throughput scenario (and its reference checksum). */
+  /** group, rebalance, soak and share runs read the topic of this throughput scenario (and its reference checksum). */
   topicOf?: string;
   /** Measured repetitions (throughput: measured passes after the warm-up ones). */
   repetitions: number;
-  /** throughput: passes read first in the same process and not measured. */
+  /** throughput and share: passes read first in the same process and not measured. */
   warmupPasses?: number;
   /** throughput: 'value' (values only; null keys, no headers) or 'full' (keys and headers; every field read). */
   touch?: 'value' | 'full';
@@ -114,6 +114,8 @@ export interface ResultRow {
   joinToFirstRecordMs?: number | null;
   rssByPassMb?: number[];
   duplicates?: number;
+  /** share: members of the share group. */
+  members?: number;
   notes?: string[];
 }
 

@@ -10,6 +10,7 @@ import { LatencyHistogram } from '../../src/clients/common.js';
 import { headerHash, recordHash, ValueDigest, valueHash } from '../../src/meter.js';
 import { parseKcatOutput } from '../../src/orchestrator/kcat.js';
 import { buildPlan } from '../../src/plan.js';
+import { mergeShare } from '../../src/scenarios/share.js';
 import { evaluateGoals, rssFlat } from '../../src/report/goals.js';
 import { markdownReport } from '../../src/report/markdown.js';
 import { summarizeProfile } from '../../src/report/profile.js';
@@ -17,6 +18,7 @@ import { bestOf, median, ratioToBest, spreadOf, summarize, verifyChecksums } fro
 import { chartSvg } from '../../src/report/svg.js';
 import { consoleReport, textTable } from '../../src/report/table.js';
 import type { BenchResults, RunRecord, ScenarioInfo } from '../../src/report/types.js';
+import type { ClientReport } from '../../src/clients/common.js';
 
 const scenarios: ScenarioInfo[] = [
   { id: '100B-12p-none', kind: 'throughput', title: '100 B records, 12 partitions, uncompressed', recordSize: 100, partitions: 12, compression: 'none', records: 1000, repetitions: 3 },
@@ -26,6 +28,32 @@ const scenarios: ScenarioInfo[] = [
   { id: 'latency-100B-1p', kind: 'latency', title: 'latency', recordSize: 100, partitions: 1, compression: 'none', records: 1000, rate: 10000, seconds: 20, repetitions: 1 },
   { id: 'rebalance', kind: 'rebalance', title: 'rebalance', recordSize: 100, partitions: 12, compression: 'none', records: 1000, topicOf: '100B-12p-none', repetitions: 2 },
   { id: 'soak', kind: 'soak', title: 'soak', recordSize: 1024, partitions: 12, compression: 'zstd', records: 1000, passes: 4, topicOf: '1KB-12p-zstd', repetitions: 1 },
+  {
+    id: 'share-x1',
+    kind: 'share',
+    title: 'share group of 1',
+    recordSize: 1024,
+    partitions: 12,
+    compression: 'zstd',
+    records: 1000,
+    members: 1,
+    topicOf: '1KB-12p-zstd',
+    repetitions: 2,
+    warmupPasses: 1,
+  },
+  {
+    id: 'share-x3',
+    kind: 'share',
+    title: 'share group of 3',
+    recordSize: 1024,
+    partitions: 12,
+    compression: 'zstd',
+    records: 1000,
+    members: 3,
+    topicOf: '1KB-12p-zstd',
+    repetitions: 1,
+    warmupPasses: 1,
+  },
 ];
 
 function run(scenario: string, client: string, rep: number, recordsPerSec: number | null, extra: Partial<RunRecord> = {}): RunRecord {
@@ -78,6 +106,13 @@ function fixture(): { runs: RunRecord[] } {
     run('rebalance', 'kwire', 0, null, { joinToFirstRecordMs: 50, checksum: null }),
     run('rebalance', 'kwire', 1, null, { joinToFirstRecordMs: 70, checksum: null }),
     run('soak', 'kwire', 0, 1_000_000, { rssByPassMb: [120, 130, 131, 200], checksum: null }),
+    // Share groups: kwire 60k and 80k (median 70k) against Java's 35k: 2x; of three, 90k against 100k.
+    run('share-x1', 'kwire', 0, 60_000),
+    run('share-x1', 'kwire', 1, 80_000),
+    run('share-x1', 'java', 0, 35_000),
+    run('share-x1', 'java', 1, 35_000),
+    run('share-x3', 'kwire', 0, 90_000),
+    run('share-x3', 'java', 0, 100_000),
   ];
   return { runs };
 }
@@ -206,6 +241,131 @@ test('console table, JSON, Markdown and SVG from a fixed result', () => {
   assert.not.match(svg, /[<>]\s*[<>]&(?!amp;|lt;|gt;|quot;)/);
 });
 
+test('share groups: rows per member count, the kwire / Java ratio in the console and the Markdown', () => {
+  const res = results();
+  const x1 = res.results.filter((r) => r.scenario === 'share-x1');
+  assert.equal(
+    x1.map((r) => [r.client, r.members, r.recordsPerSec, r.verified]),
+    [
+      ['kwire', 1, 70_000, true],
+      ['java', 1, 35_000, true],
+    ],
+  );
+  assert.match(res.results.find((r) => r.scenario === 'share-x1' && r.client === 'java')!.verification, /ShareConsumerPerformance/);
+  const text = consoleReport(res);
+  assert.match(text, /share-x1\s+1\s+kwire\s+70,000\s+29%.*2\.00x\s+yes/);
+  assert.match(text, /share-x3\s+3\s+kwire\s+90,000.*0\.90x\s+yes/);
+  const md = markdownReport(res);
+  assert.match(md, /## Share groups \(KIP-932\)/);
+  assert.match(md, /\| share-x1 \| 1 \| 70,000 \| 35,000 \| 2\.00x \|/);
+  assert.match(md, /\| share-x3 \| 3 \| 90,000 \| 100,000 \| 0\.90x \|/);
+});
+
+test('share groups: a kwire pass is verified offset by offset across the members', () => {
+  const s: ScenarioInfo = { id: 'share-t', kind: 'share', title: 't', recordSize: 4, partitions: 2, compression: 'none', records: 6, members: 2, repetitions: 1 };
+  const ends = [3, 3];
+  const dir = mkdtempSync(join(tmpdir(), 'kwire-share-merge-'));
+  // readHashes' format: per partition, its length, the int32 hashes, the seen bytes.
+  const file = (name: string, parts: [number[], number[]][]) => {
+    const chunks: Buffer[] = [];
+    for (const [hashes, seen] of parts) {
+      const b = Buffer.alloc(4 + 4 * hashes.length + seen.length);
+      b.writeUInt32LE(hashes.length, 0);
+      hashes.forEach((h, i) => b.writeInt32LE(h, 4 + 4 * i));
+      Buffer.from(seen).copy(b, 4 + 4 * hashes.length);
+      chunks.push(b);
+    }
+    writeFileSync(join(dir, name), Buffer.concat(chunks));
+  };
+  const report = (records: number, tStart: number, tLast: number): ClientReport =>
+    ({
+      client: 'kwire',
+      mode: 'share',
+      records,
+      bytes: records * 4,
+      checksum: null,
+      tStart,
+      tReady: tStart,
+      tFirst: tStart,
+      tLast,
+      fetchSeconds: 1,
+      firstToLastSeconds: 1,
+      hrReadyUs: 0,
+      hrLastUs: 0,
+      totalSeconds: 1,
+      cpuSeconds: 9,
+      fetchCpuSeconds: 0.5,
+      peakRssMb: 80,
+      gcMs: 3,
+      gcCount: 1,
+      maxEventLoopStallMs: 2,
+    }) as ClientReport;
+  try {
+    // Member 0 got partition 0 and offset 0 of partition 1; member 1 the rest.
+    file('a.0', [
+      [
+        [1, 2, 3],
+        [1, 1, 1],
+      ],
+      [
+        [4, 0, 0],
+        [1, 0, 0],
+      ],
+    ]);
+    file('a.1', [
+      [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      [
+        [0, 5, 6],
+        [0, 1, 1],
+      ],
+    ]);
+    const ok = mergeShare(s, 0, [report(4, 1000, 2500), report(2, 1200, 3000)], ends, (i) => join(dir, `a.${i}`));
+    assert.is(ok.status, 'ok');
+    assert.is(ok.records, 6);
+    assert.is(ok.duplicates, 0);
+    // From the first member's creation to the last record of any member: 2 s.
+    assert.is(ok.recordsPerSec, 3);
+    assert.is(ok.cpuSeconds, 1);
+    const digest = new ValueDigest();
+    for (const h of [1, 2, 3, 4, 5, 6]) digest.addHash(h, 4);
+    assert.is(ok.checksum, digest.toString());
+    // Offset 1 of partition 1 delivered to both (a lock expired): counted, and the pass fails.
+    file('b.0', [
+      [
+        [1, 2, 3],
+        [1, 1, 1],
+      ],
+      [
+        [4, 5, 0],
+        [1, 1, 0],
+      ],
+    ]);
+    const twice = mergeShare(s, 0, [report(5, 1000, 2500), report(2, 1200, 3000)], ends, (i) => join(dir, `${i === 0 ? 'b' : 'a'}.${i}`));
+    assert.is(twice.duplicates, 1);
+    assert.is(twice.status, 'failed');
+    assert.match(twice.reason!, /1 records delivered twice/);
+    // Offset 2 of partition 1 never delivered.
+    file('c.1', [
+      [
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+      [
+        [0, 5, 0],
+        [0, 1, 0],
+      ],
+    ]);
+    const short = mergeShare(s, 0, [report(4, 1000, 2500), report(1, 1200, 3000)], ends, (i) => join(dir, `${i === 0 ? 'a' : 'c'}.${i}`));
+    assert.is(short.status, 'failed');
+    assert.match(short.reason!, /5 distinct records of 6/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("each peer at its best: the family's fastest verified variant, ratios against it; spread", () => {
   const { runs } = fixture();
   runs.push(run('100B-12p-none', 'platformatic@1MiB', 0, 1_800_000), run('100B-12p-none', 'platformatic@4MiB', 0, 400_000, { status: 'failed', reason: 'short' }));
@@ -323,7 +483,7 @@ test('plans: full covers every size, partition count, codec and kind; quick is s
     [1, 12],
   );
   assert.equal([...new Set(tp.map((s) => s.compression))].sort(), ['lz4', 'none', 'zstd']);
-  for (const k of ['group', 'latency', 'rebalance', 'soak'])
+  for (const k of ['group', 'latency', 'rebalance', 'soak', 'share'])
     assert.ok(
       full.scenarios.some((s) => s.kind === k),
       k,
@@ -331,7 +491,16 @@ test('plans: full covers every size, partition count, codec and kind; quick is s
   // Steady state: a warm-up pass, then at least 5 measured ones; a full-touch scenario.
   assert.ok(tp.every((s) => s.repetitions >= 5 && s.warmupPasses === 1));
   assert.ok(tp.some((s) => s.touch === 'full'));
+  // Share groups of 1 and of 3 members on the 1 KB topic, in steady state; not in --quick (over a minute).
+  assert.equal(
+    full.scenarios.filter((s) => s.kind === 'share').map((s) => [s.id, s.members, s.topicOf, s.warmupPasses, s.repetitions]),
+    [
+      ['share-1KB-12p-none-x1', 1, '1KB-12p-none', 1, 5],
+      ['share-1KB-12p-none-x3', 3, '1KB-12p-none', 1, 5],
+    ],
+  );
   const quick = buildPlan('quick');
+  assert.not.ok(quick.scenarios.some((s) => s.kind === 'share'));
   assert.ok(quick.scenarios.every((s) => s.repetitions === 1 && s.records <= 200_000));
   for (const s of [...full.scenarios, ...quick.scenarios])
     if (s.topicOf)

@@ -2,7 +2,7 @@
 //
 //   node_modules/.bin/tsc -b && node packages/consumer/dist/src/record/capture-fixtures.js [--out DIR] [--only SUBSTRING]...
 //
-// Needs the JVM, Maven Central (the launcher resolves Kafka 4.4.0 and 3.9.1) and Debian's kcat
+// Needs the JVM, Maven Central (the launcher resolves Kafka 4.4.0, 4.2.2 and 3.9.1) and Debian's kcat
 // (`apt-get install -y kcat`). CI never runs this: it checks the committed captures only.
 //
 // Every scenario runs real peers (or kwire's own raw requests) through a fresh RecordingProxy into
@@ -16,7 +16,7 @@ import { parseArgs, promisify } from 'node:util';
 import type { KafkaCluster, KafkaDistribution, KafkaTarget } from '@kwire/broker';
 import { SUITE_FILE, type CaptureManifest, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
 import { captureKwireRequests, captureNotCoordinator } from './capture-kwire.js';
-import { captureKwireShare } from './capture-share.js';
+import { captureJavaShare, captureKwireShare, warmShareGroups } from './capture-share.js';
 import { RecordingProxy } from './proxy.js';
 import { parseAddress } from './address.js';
 
@@ -34,8 +34,8 @@ interface Scenario {
   description: string;
   origin: 'peer' | 'kwire';
   client: { name: string; version: string; tools?: string[] };
-  /** Which cluster it runs against. */
-  cluster: 'main' | 'three' | 'old';
+  /** Which cluster it runs against: 4.4.0 (SASL too), three 4.4.0 nodes, 3.9.1, or 4.2.2 (share groups). */
+  cluster: 'main' | 'three' | 'old' | 'share42';
   /** Proxy the SASL listener instead of PLAINTEXT. */
   sasl?: boolean;
   notes?: string[];
@@ -53,6 +53,7 @@ interface RunContext {
   proxy: RecordingProxy;
   dist44: KafkaDistribution;
   dist39: KafkaDistribution;
+  dist42: KafkaDistribution;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -116,6 +117,7 @@ async function kcat(args: string[], input?: string): Promise<string> {
 
 const java44 = { name: JAVA, version: '4.4.0' };
 const java39 = { name: JAVA, version: '3.9.1' };
+const java42 = { name: JAVA, version: '4.2.2' };
 
 const SCENARIOS: Scenario[] = [
   {
@@ -317,21 +319,32 @@ const SCENARIOS: Scenario[] = [
     client: { ...java44, tools: ['ConsoleProducer', 'ConsoleShareConsumer x2', 'ShareGroupCommand'] },
     cluster: 'main',
     async run(ctx) {
-      const topic = 'share-t';
-      const group = 'share-g';
       const { lines, records } = keyed('share', 12);
-      await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
-      await ctx.broker.alterGroupConfig(ctx.direct, group, { 'share.auto.offset.reset': 'earliest' });
-      await ctx.broker.consoleProducer(ctx.via(ctx.dist44), { topic, lines, parseKey: true });
-      const read = await Promise.all([0, 1].map(() => ctx.broker.consoleShareConsumer(ctx.via(ctx.dist44), { topic, group, maxMessages: records.length, idleTimeoutMs: 8_000 })));
-      log(`  ${group}: the share consumers printed ${read[0]!.length} and ${read[1]!.length} records`);
-      if (read[0]!.length + read[1]!.length !== records.length) throw new Error(`the share consumers printed ${read[0]!.length + read[1]!.length} records, expected ${records.length}`);
-      await ctx.broker.describeShareGroup(ctx.via(ctx.dist44), group);
-      return {
-        clientSoftware: [java44],
-        topics: [{ name: topic, partitions: 2 }],
-        records: [{ topic, count: records.length, records, produced: true, fetched: 'all' }],
-      };
+      return captureJavaShare({ broker: ctx.broker, dist: ctx.dist44, bootstrap: ctx.bootstrap, direct: ctx.direct, topic: 'share-t', group: 'share-g', lines, records, log });
+    },
+  },
+  {
+    name: 'java-4.2.2/share',
+    description:
+      "The share tools of Kafka 4.2.2 against a 4.2.2 broker (the release that made share groups production-ready; a fresh cluster finalizes share.version=1 by itself, no config needed): two Java console share consumers in one share group over a 2-partition topic of 12 keyed records written by the console producer, then ShareGroupCommand describes the group. ShareGroupHeartbeat v1, ShareFetch and ShareAcknowledge v2 with the 4.2 broker's answers; the group reads from the earliest offset (a group config set before, not recorded).",
+    origin: 'peer',
+    client: { ...java42, tools: ['ConsoleProducer', 'ConsoleShareConsumer x2', 'ShareGroupCommand'] },
+    cluster: 'share42',
+    async run(ctx) {
+      const { lines, records } = keyed('share42', 12);
+      return captureJavaShare({ broker: ctx.broker, dist: ctx.dist42, bootstrap: ctx.bootstrap, direct: ctx.direct, topic: 'share42-t', group: 'share42-g', lines, records, log });
+    },
+  },
+  {
+    name: 'java-4.4.0-broker-4.2.2/share',
+    description:
+      'The share tools of Kafka 4.4.0 against a 4.2.2 broker (versions negotiated down to what 4.2 offers): two console share consumers in one share group over a 2-partition topic of 12 keyed records written by the console producer, then ShareGroupCommand describes the group. The group reads from the earliest offset (a group config set before, not recorded).',
+    origin: 'peer',
+    client: { ...java44, tools: ['ConsoleProducer', 'ConsoleShareConsumer x2', 'ShareGroupCommand'] },
+    cluster: 'share42',
+    async run(ctx) {
+      const { lines, records } = keyed('share44on42', 12);
+      return captureJavaShare({ broker: ctx.broker, dist: ctx.dist44, bootstrap: ctx.bootstrap, direct: ctx.direct, topic: 'share44on42-t', group: 'share44on42-g', lines, records, log });
     },
   },
   {
@@ -345,6 +358,24 @@ const SCENARIOS: Scenario[] = [
       const topic = 'kw-share-t';
       const groupId = 'kw-share-g';
       const { lines, records } = keyed('kw-share', 10);
+      await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
+      await ctx.broker.consoleProducer(ctx.direct, { topic, lines, parseKey: true });
+      await ctx.broker.alterGroupConfig(ctx.direct, groupId, { 'share.auto.offset.reset': 'earliest' });
+      const facts = await captureKwireShare({ bootstrap: ctx.bootstrap, software: KWIRE, topic, records: records.length, groupId, log });
+      return { ...facts, records: [{ topic, count: records.length, records, fetched: 'all' }] };
+    },
+  },
+  {
+    name: 'kwire/share-4.2.2',
+    description:
+      "kwire's own share-group requests against a Kafka 4.2.2 broker: ShareGroupHeartbeat v1, ShareGroupDescribe v1, ShareFetch v1 and v2, ShareAcknowledge v1 and v2 (accept, release), with the 4.2 broker's responses. One member reads 10 records of a 2-partition topic, releases one acquisition once (redelivered with delivery count 2) and accepts every record. The requests are ours; the responses are the broker's.",
+    origin: 'kwire',
+    client: KWIRE,
+    cluster: 'share42',
+    async run(ctx) {
+      const topic = 'kw-share42-t';
+      const groupId = 'kw-share42-g';
+      const { lines, records } = keyed('kw-share42', 10);
       await ctx.broker.createTopic(ctx.direct, { topic, partitions: 2 });
       await ctx.broker.consoleProducer(ctx.direct, { topic, lines, parseKey: true });
       await ctx.broker.alterGroupConfig(ctx.direct, groupId, { 'share.auto.offset.reset': 'earliest' });
@@ -465,6 +496,7 @@ async function main(): Promise<number> {
   const dist44 = await broker.ensureKafka('4.4.0', { log });
   // 3.9.1 only when a chosen scenario runs it (a re-capture of the share scenarios needs 4.4.0 alone).
   const dist39 = chosen.some((s) => s.name.includes('3.9.1')) ? await broker.ensureKafka('3.9.1', { log }) : dist44;
+  const dist42 = chosen.some((s) => s.name.includes('4.2.2')) ? await broker.ensureKafka('4.2.2', { log }) : dist44;
   const clusters = new Map<Scenario['cluster'], KafkaCluster>();
   const clusterFor = async (kind: Scenario['cluster']) => {
     let c = clusters.get(kind);
@@ -476,8 +508,14 @@ async function main(): Promise<number> {
           ? await broker.startKafka({ version: '4.4.0', sasl: true, config, heapMb: 768, log })
           : kind === 'three'
             ? await broker.startKafka({ version: '4.4.0', nodes: 3, config, heapMb: 512, log })
-            : await broker.startKafka({ version: '3.9.1', config, heapMb: 512, log });
+            : kind === 'share42'
+              ? await broker.startKafka({ version: '4.2.2', config, heapMb: 512, log })
+              : await broker.startKafka({ version: '3.9.1', config, heapMb: 512, log });
       clusters.set(kind, c);
+      if (kind === 'share42') {
+        await broker.createTopic(c, { topic: 'share-warm-up', partitions: 1 });
+        await warmShareGroups(c.bootstrap, 'share-warm-up', log);
+      }
     }
     return c;
   };
@@ -502,6 +540,7 @@ async function main(): Promise<number> {
           proxy,
           dist44,
           dist39,
+          dist42,
         });
       } catch (err) {
         failed++;

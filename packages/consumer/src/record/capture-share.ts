@@ -1,9 +1,18 @@
-// kwire's own share-group requests (KIP-932) for the fixture captures: the versions the Java 4.4.0
-// share consumer does not send (ShareFetch v1, ShareAcknowledge v1; it sends v2), next to v2, with
-// the broker's answers. One member joins with ShareGroupHeartbeat, opens a share session, accepts
-// what it acquires (on ShareAcknowledge v1, then piggybacked on the next ShareFetch), releases one
-// range once (it comes back with delivery count 2), closes the session and leaves.
-import { ApiKey, ErrorCode, randomUuid, ZERO_UUID, type ScenarioFacts } from '@kwire/protocol';
+// The share-group (KIP-932) scenarios of the fixture captures.
+//
+// captureJavaShare: Java's share tools through the recording proxy (the console producer, two
+// console share consumers of one group, ShareGroupCommand), for any client release against any
+// broker that has share groups on (4.4.0; 4.2.x, where a freshly formatted cluster finalizes
+// share.version=1 by itself).
+//
+// captureKwireShare: kwire's own share-group requests, the versions the Java 4.4.0 share consumer
+// does not send (ShareFetch v1, ShareAcknowledge v1; it sends v2), next to v2, with the broker's
+// answers. One member joins with ShareGroupHeartbeat, opens a share session, accepts what it
+// acquires (on ShareAcknowledge v1, then piggybacked on the next ShareFetch), releases one range
+// once (it comes back with delivery count 2), closes the session and leaves.
+import type { KafkaDistribution, KafkaTarget } from '@kwire/broker';
+import { ApiKey, ErrorCode, randomUuid, ZERO_UUID, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
+import { createShareConsumer } from '../share-consumer.js';
 import { RawClient } from './raw-client.js';
 
 interface Acquired {
@@ -109,4 +118,67 @@ export async function captureKwireShare(o: ShareCaptureOptions): Promise<Scenari
   } finally {
     await client.close();
   }
+}
+
+export interface JavaShareCaptureOptions {
+  broker: typeof import('@kwire/broker');
+  /** The Java tools' distribution: its release is the client software recorded. */
+  dist: KafkaDistribution;
+  /** The proxy's bootstrap address (what is recorded). */
+  bootstrap: string;
+  /** The cluster directly: the topic and the group config, not recorded. */
+  direct: KafkaTarget;
+  topic: string;
+  group: string;
+  /** "key<TAB>value" lines for the console producer, and the records they are. */
+  lines: string[];
+  records: RecordFact[];
+  log: (line: string) => void;
+}
+
+/**
+ * Two console share consumers of one share group read a 2-partition topic the console producer
+ * wrote: between them every record exactly once (each stops at its idle timeout); then
+ * ShareGroupCommand describes the group.
+ */
+export async function captureJavaShare(o: JavaShareCaptureOptions): Promise<ScenarioFacts> {
+  const via: KafkaTarget = { bootstrap: o.bootstrap, dist: o.dist };
+  const software = { name: 'apache-kafka-java', version: o.dist.version.text };
+  await o.broker.createTopic(o.direct, { topic: o.topic, partitions: 2 });
+  // A new share group starts at the latest offset: this one must read what is produced before it joins.
+  await o.broker.alterGroupConfig(o.direct, o.group, { 'share.auto.offset.reset': 'earliest' });
+  await o.broker.consoleProducer(via, { topic: o.topic, lines: o.lines, parseKey: true });
+  const n = o.records.length;
+  const read = await Promise.all([0, 1].map(() => o.broker.consoleShareConsumer(via, { topic: o.topic, group: o.group, maxMessages: n, idleTimeoutMs: 8_000 })));
+  o.log(`  ${o.group}: the share consumers printed ${read[0]!.length} and ${read[1]!.length} records`);
+  if (read[0]!.length + read[1]!.length !== n) throw new Error(`the share consumers printed ${read[0]!.length + read[1]!.length} records, expected ${n}`);
+  await o.broker.describeShareGroup(via, o.group);
+  return {
+    clientSoftware: [software],
+    topics: [{ name: o.topic, partitions: 2 }],
+    records: [{ topic: o.topic, count: n, records: o.records, produced: true, fetched: 'all' }],
+  };
+}
+
+/**
+ * On a freshly started broker the first share group waits for __consumer_offsets (NOT_COORDINATOR
+ * meanwhile) and then for the share coordinator's __share_group_state (its member assigned nothing
+ * while the state cannot be initialized): more than 20 s on a 4.2.2 node, longer than a console
+ * share consumer's idle timeout. A member of a throwaway group, not recorded, waits that out:
+ * assigned a partition of `topic` and two ShareFetch rounds answered.
+ */
+export async function warmShareGroups(bootstrap: string, topic: string, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  const consumer = createShareConsumer({ bootstrapServers: bootstrap, groupId: `warm-${randomUuid().slice(0, 8)}`, clientId: 'kwire-capture-warm-up' });
+  try {
+    await consumer.subscribe([topic]);
+    await consumer.assigned(120_000);
+    while (consumer.metrics().fetches < 2) {
+      if (Date.now() - started > 120_000) throw new Error('the share group warm-up fetched nothing in 120 s');
+      await sleep(100);
+    }
+  } finally {
+    await consumer.close();
+  }
+  log(`share groups ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
