@@ -21,6 +21,12 @@ import { build, install, root } from './bootstrap.mjs';
 const NODE_LTS = 'node@24.21.0';
 const UNIT_TIMEOUT_MS = 10 * 60_000;
 const INTEGRATION_TIMEOUT_MS = 50 * 60_000;
+/**
+ * Integration files that start a cluster of their own and spend their minutes in sleeps and fault
+ * windows: they run alongside the other integration suites (after the bench's, a measurement),
+ * not after them. The chaos test is about 5 of npm test's minutes.
+ */
+const ALONGSIDE = [{ pkg: 'consumer', name: 'chaos', pattern: 'chaos\\.test\\.js$' }];
 
 const { values: opts } = parseArgs({
   options: {
@@ -37,14 +43,15 @@ const wantIntegration = opts.integration || !opts.unit;
 /** @type {{ name: string, passed: number, failed: number, skipped: number, note?: string }[]} */
 const results = [];
 let interrupted = false;
-let current;
+/** The suites' child processes running now (two at once in the integration phase). */
+const current = new Set();
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     // The children got the terminal's SIGINT too; make sure of it, then let the launcher's own
     // handlers (installed once a broker starts here) and the exit below stop what we started.
     interrupted = true;
-    current?.kill('SIGTERM');
+    for (const child of current) child.kill('SIGTERM');
     process.stdout.write(`\n${signal}: stopping\n`);
   });
 }
@@ -80,17 +87,23 @@ function failuresIn(text) {
   return failures;
 }
 
-/** Runs one uvu suite in a child process, echoing its output; parses uvu's totals. */
-function runSuite(name, nodeBin, dir, env, timeoutMs) {
+/**
+ * Runs one uvu suite in a child process, echoing its output; parses uvu's totals. `pattern` and
+ * `ignore` narrow the suite's files; `buffered` holds the output back until the suite ends, for a
+ * suite that runs alongside another (so that the log still reads one suite at a time).
+ */
+function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$', ignore, buffered = false } = {}) {
   return new Promise((resolve) => {
-    process.stdout.write(`\n== ${name}\n`);
+    const held = [];
+    const write = (stream, text) => (buffered ? held.push([stream, text]) : stream.write(text));
+    write(process.stdout, `\n== ${name}\n`);
     const started = Date.now();
-    const child = spawn(nodeBin, [join(root, 'node_modules/uvu/bin.js'), dir, '\\.test\\.js$'], {
+    const child = spawn(nodeBin, [join(root, 'node_modules/uvu/bin.js'), dir, pattern, ...(ignore ? ['-i', ignore] : [])], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    current = child;
+    current.add(child);
     let out = '';
     // When each file's header line (uvu prints the file name as a file starts) was seen: the time
     // per file, for the summary line that says where a suite's minutes go.
@@ -98,7 +111,7 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
     let partial = '';
     child.stdout.on('data', (c) => {
       out += c;
-      process.stdout.write(c);
+      write(process.stdout, c);
       const lines = (partial + c).split('\n');
       partial = lines.pop();
       for (const l of lines) {
@@ -108,7 +121,7 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
     });
     child.stderr.on('data', (c) => {
       out += c;
-      process.stderr.write(c);
+      write(process.stderr, c);
     });
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -118,7 +131,7 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
     }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      current = undefined;
+      current.delete(child);
       const text = stripAnsi(out);
       const num = (label) => {
         const all = [...text.matchAll(new RegExp(`^\\s*${label}:\\s*(\\d+)`, 'gm'))];
@@ -137,6 +150,10 @@ function runSuite(name, nodeBin, dir, env, timeoutMs) {
       } else {
         const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
         result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined, failures };
+      }
+      if (buffered) {
+        process.stdout.write(`\n== ${name} (ran alongside the suites above; its output follows)\n`);
+        for (const [stream, text] of held) stream.write(text);
       }
       process.stdout.write(`== ${name}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped in ${seconds} s${result.note ? ` (${result.note})` : ''}\n`);
       const perFile = fileStarts.map((f, i) => ({ file: f.file, s: ((fileStarts[i + 1]?.at ?? Date.now()) - f.at) / 1000 })).sort((a, b) => b.s - a.s);
@@ -231,10 +248,24 @@ async function main() {
         process.stderr.write(`${err.stack ?? err}\n`);
       }
       if (env.KWIRE_BOOTSTRAP || process.env.KWIRE_BOOTSTRAP) {
+        // The files that bring their own cluster and mostly wait (ALONGSIDE) run next to the other
+        // suites rather than after them, once the bench's suite (a measurement) is done.
+        const alongside = [];
+        const startAlongside = () => {
+          for (const a of ALONGSIDE) {
+            const suite = suites.find((x) => x.pkg === a.pkg);
+            if (!suite || interrupted || !readdirSync(join(root, suite.dir)).some((f) => new RegExp(a.pattern).test(f))) continue;
+            alongside.push(runSuite(`${a.pkg} integration, ${a.name}`, process.execPath, suite.dir, env, INTEGRATION_TIMEOUT_MS, { pattern: a.pattern, buffered: true }));
+          }
+        };
         for (const { pkg, dir } of suites) {
           if (interrupted) break;
-          await runSuite(`${pkg} integration`, process.execPath, dir, env, INTEGRATION_TIMEOUT_MS);
+          if (pkg !== 'bench' && alongside.length === 0) startAlongside();
+          const ignore = ALONGSIDE.find((a) => a.pkg === pkg)?.pattern;
+          await runSuite(`${pkg} integration`, process.execPath, dir, env, INTEGRATION_TIMEOUT_MS, { ignore });
         }
+        if (alongside.length === 0) startAlongside();
+        await Promise.all(alongside);
       }
       await cluster?.stop();
     }
