@@ -37,7 +37,8 @@ import { KafkaProtocolError } from './errors.js';
  * Every size prefix goes to `sink.admit()` first, exactly once, while it is still only four bytes
  * (plus whatever else the same input brought): memory follows what the owner agreed to receive,
  * never what a peer announces. admit() may throw to refuse the frame, and may return how many of
- * the frame's leading bytes it wants (a proxy indexing a stream needs only each frame's header):
+ * the frame's leading bytes it wants (a proxy indexing a stream needs only each frame's header;
+ * `admitBytes` makes admit() wait for more than the size prefix):
  * the rest is counted and skipped, never copied, and `frame()` then gets only that head, with the
  * frame's full length beside it. A negative size, or one above `maxFrameBytes`, is a
  * KafkaProtocolError: the stream is out of step. After any error the splitter takes no more input.
@@ -66,6 +67,12 @@ export interface FrameSplitterOptions {
   sink?: FrameSink;
   /** Frames announcing more than this many bytes are a protocol error. Default 1 GiB. */
   maxFrameBytes?: number;
+  /**
+   * admit() waits until this many bytes of a frame (or the whole frame, if shorter) are at hand,
+   * for a sink that decides from the header what to keep (the capture redactor reads the api key
+   * and correlation id). Default 4: the size prefix alone.
+   */
+  admitBytes?: number;
   /** Size of the reusable read buffer of nextBuffer()/onRead(); frames up to it never allocate. Default 64 KiB. */
   readBufferBytes?: number;
   /**
@@ -93,6 +100,7 @@ const EMPTY = Buffer.alloc(0);
 export class FrameSplitter {
   private readonly sink: FrameSink | undefined;
   private readonly maxFrameBytes: number;
+  private readonly admitBytes: number;
   private readonly readBufferBytes: number;
   private readonly directReadMinBytes: number;
   /** The read buffer, created on the first nextBuffer() (push() never needs it). */
@@ -104,8 +112,8 @@ export class FrameSplitter {
   private kept = 0;
   /** Read mode: the frame at scratch[0] has been admitted already (admit() runs once per frame). */
   private keptAdmitted = false;
-  /** Push mode: up to 3 bytes of a size prefix split across chunks. */
-  private readonly prefix = Buffer.allocUnsafe(4);
+  /** Push mode: the first bytes of a frame cut by a chunk's end before it could be admitted. */
+  private readonly prefix: Buffer;
   private prefixFilled = 0;
   /** A frame in progress that is not whole in the input: its length, bytes consumed, bytes kept, memory, start. */
   private total = 0;
@@ -126,6 +134,10 @@ export class FrameSplitter {
     // Brokers refuse requests above socket.request.max.bytes (100 MiB); a response above 1 GiB
     // means the stream is out of step.
     this.maxFrameBytes = options.maxFrameBytes ?? 1024 * 1024 * 1024;
+    const admitBytes = options.admitBytes ?? 4;
+    if (!(Number.isInteger(admitBytes) && admitBytes >= 4 && admitBytes <= 64)) throw new RangeError(`admitBytes must be an integer from 4 to 64, got ${admitBytes}`);
+    this.admitBytes = admitBytes;
+    this.prefix = Buffer.allocUnsafe(admitBytes);
     const size = options.readBufferBytes ?? 64 * 1024;
     if (!(Number.isInteger(size) && size >= 16)) throw new RangeError(`readBufferBytes must be an integer >= 16, got ${size}`);
     this.readBufferBytes = size;
@@ -163,7 +175,8 @@ export class FrameSplitter {
           return;
         }
       } else if (this.prefixFilled > 0) {
-        const take = Math.min(4 - this.prefixFilled, end);
+        // The size prefix first, then (admitBytes > 4) as much of the frame as admit() waits for.
+        let take = Math.max(0, Math.min(4 - this.prefixFilled, end));
         chunk.copy(this.prefix, this.prefixFilled, 0, take);
         this.prefixFilled += take;
         o = take;
@@ -171,11 +184,21 @@ export class FrameSplitter {
           this.position += end;
           return;
         }
-        this.prefixFilled = 0;
-        const at = this.position + o - 4;
         const size = this.prefix.readInt32BE(0);
-        this.begin(size, this.admit(size, at, this.prefix, 0, 4), at);
-        this.fill(this.prefix, 0, 4);
+        const need = size < 0 ? 4 : Math.min(this.admitBytes, size + 4);
+        take = Math.max(0, Math.min(need - this.prefixFilled, end - o));
+        chunk.copy(this.prefix, this.prefixFilled, o, o + take);
+        this.prefixFilled += take;
+        o += take;
+        if (this.prefixFilled < need) {
+          this.position += end;
+          return;
+        }
+        const held = this.prefixFilled;
+        this.prefixFilled = 0;
+        const at = this.position + o - held;
+        this.begin(size, this.admit(size, at, this.prefix, 0, held), at);
+        this.fill(this.prefix, 0, held);
         if (this.total > 0) o = this.fill(chunk, o, end);
         if (this.total > 0) {
           this.position += end;
@@ -183,7 +206,7 @@ export class FrameSplitter {
         }
       }
       o = this.split(chunk, o, end, false);
-      // What is left is a size prefix of 1-3 bytes.
+      // What is left is a frame's first bytes, fewer than admit() needs.
       chunk.copy(this.prefix, 0, o, end);
       this.prefixFilled = end - o;
       this.position += end;
@@ -282,13 +305,15 @@ export class FrameSplitter {
   }
 
   /**
-   * Frames of src[o, end), no frame in progress. Returns where the unconsumed tail starts: less than
-   * 4 bytes, or (read mode) an incomplete frame that fits the read buffer. A frame that needs memory
+   * Frames of src[o, end), no frame in progress. Returns where the unconsumed tail starts: fewer
+   * bytes than admit() needs, or (read mode) an incomplete frame that fits the read buffer. A frame that needs memory
    * of its own is begun and takes the rest of the input (this.total > 0 on return).
    */
   private split(src: Buffer, o: number, end: number, ownInput: boolean): number {
     while (end - o >= 4) {
       const size = src.readInt32BE(o);
+      // Fewer bytes than admit() waits for, of a frame longer than that: wait for more.
+      if (end - o < this.admitBytes && end - o < size + 4) return o;
       const at = this.position + o;
       let keep: number;
       if (o === 0 && this.keptAdmitted) {

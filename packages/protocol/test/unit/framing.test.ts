@@ -222,6 +222,38 @@ test("a sink that keeps only each frame's head gets that head and the full lengt
   }
 });
 
+test('admitBytes: admit() waits for that many bytes of a frame (or all of a shorter one), once per frame, in both modes', () => {
+  const input = frames([0, 3, 8, 9, 40, 2000, 5]);
+  const stream = Buffer.concat(input);
+  for (let cut = 0; cut <= stream.length; cut++) {
+    for (const mode of ['push', 'read'] as const) {
+      const heads: Buffer[] = [];
+      const got: Buffer[] = [];
+      const s = new FrameSplitter({
+        admitBytes: 12,
+        readBufferBytes: 1024,
+        sink: {
+          admit: (size, _offset, bytes, start, end) => {
+            assert.ok(end - start >= Math.min(12, size + 4), `${mode}, cut at ${cut}: ${end - start} bytes at admit`);
+            heads.push(Buffer.from(bytes.subarray(start, start + Math.min(12, size + 4))));
+          },
+          frame: (f) => got.push(Buffer.from(f)),
+        },
+      });
+      if (mode === 'push') {
+        s.push(stream.subarray(0, cut));
+        s.push(stream.subarray(cut));
+      } else feedReads(s, stream, [cut, stream.length - cut]);
+      assert.equal(
+        heads,
+        input.map((f) => f.subarray(0, 12)),
+        `${mode}, cut at ${cut}`,
+      );
+      assert.equal(got, input, `${mode}, cut at ${cut}`);
+    }
+  }
+});
+
 test('after a failure push() throws it again and onRead() refuses input; one splitter takes one mode', () => {
   const bad = Buffer.from([0xff, 0xff, 0xff, 0xfe]);
   const s = new FrameSplitter();
