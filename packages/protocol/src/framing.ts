@@ -39,8 +39,9 @@ import { KafkaProtocolError } from './errors.js';
  * never what a peer announces. admit() may throw to refuse the frame, and may return how many of
  * the frame's leading bytes it wants (a proxy indexing a stream needs only each frame's header;
  * `admitBytes` makes admit() wait for more than the size prefix):
- * the rest is counted and skipped, never copied, and `frame()` then gets only that head, with the
- * frame's full length beside it. A negative size, or one above `maxFrameBytes`, is a
+ * the rest is counted and skipped, never copied, and `frame()` then gets only that head. Each
+ * admit() is followed by its frame's frame() before the next admit(), so a sink that needs the
+ * frame's length or stream offset at frame() keeps them from admit(). A negative size, or one above `maxFrameBytes`, is a
  * KafkaProtocolError: the stream is out of step. After any error the splitter takes no more input.
  */
 export interface FrameSink {
@@ -56,10 +57,9 @@ export interface FrameSink {
   allocate?(size: number): Buffer;
   /**
    * One complete frame, size prefix included (or the head admit() asked for). `backing` undefined: a
-   * view of the input (rule 1). Otherwise the sink now owns `backing` (rule 2). `length` is the
-   * frame's full length, `streamOffset` where it starts in the stream.
+   * view of the input (rule 1). Otherwise the sink now owns `backing` (rule 2).
    */
-  frame(frame: Buffer, backing: Buffer | undefined, length: number, streamOffset: number): void;
+  frame(frame: Buffer, backing: Buffer | undefined): void;
 }
 
 export interface FrameSplitterOptions {
@@ -161,7 +161,8 @@ export class FrameSplitter {
    */
   push(chunk: Buffer, onFrame?: (frame: Buffer) => void): void {
     if (this.failure !== undefined) throw this.failure;
-    this.enter('push');
+    if (this.busy || this.mode !== 'push') this.enter('push');
+    this.busy = true;
     this.onFrame = onFrame;
     this.stats.reads++;
     this.stats.bytes += chunk.length;
@@ -233,7 +234,8 @@ export class FrameSplitter {
    */
   onRead(nread: number): boolean {
     if (this.failure !== undefined) return false;
-    this.enter('read');
+    if (this.busy || this.mode !== 'read') this.enter('read');
+    this.busy = true;
     this.stats.reads++;
     this.stats.bytes += nread;
     try {
@@ -287,6 +289,7 @@ export class FrameSplitter {
     return t;
   }
 
+  /** The first input, a re-entrant one, or one of the other mode (the hot path checks both at once). */
   private enter(mode: 'push' | 'read'): void {
     if (this.busy) {
       this.failure = new KafkaProtocolError('bytes were delivered while the previous ones were still being handled', { reason: 'invalid-value' });
@@ -296,7 +299,6 @@ export class FrameSplitter {
       if (this.mode !== undefined) throw new Error(`a FrameSplitter fed by ${this.mode === 'push' ? 'push()' : 'onRead()'} cannot also be fed by the other`);
       this.mode = mode;
     }
-    this.busy = true;
   }
 
   private createReadBuffer(): Buffer {
@@ -310,24 +312,34 @@ export class FrameSplitter {
    * of its own is begun and takes the rest of the input (this.total > 0 on return).
    */
   private split(src: Buffer, o: number, end: number, ownInput: boolean): number {
+    // The hot loop (one pass per frame of a read): everything it reads of `this` is loaded once.
+    const sink = this.sink;
+    const hasAdmit = sink?.admit !== undefined;
+    const cb = this.onFrame;
+    const admitBytes = this.admitBytes;
+    const maxFrameBytes = this.maxFrameBytes;
+    const base = this.position;
+    const stats = this.stats;
+    // Read mode: a frame that waited at the front of the read buffer was admitted when it arrived.
+    let admitted = o === 0 && this.keptAdmitted;
+    this.keptAdmitted = false;
     while (end - o >= 4) {
       const size = src.readInt32BE(o);
-      // Fewer bytes than admit() waits for, of a frame longer than that: wait for more.
-      if (end - o < this.admitBytes && end - o < size + 4) return o;
-      const at = this.position + o;
-      let keep: number;
-      if (o === 0 && this.keptAdmitted) {
-        // Read mode: this frame waited at the front of the read buffer; it was admitted then.
-        this.keptAdmitted = false;
-        keep = size + 4;
-      } else keep = this.admit(size, at, src, o, end);
       const total = size + 4;
+      // Fewer bytes than admit() waits for, of a frame longer than that: wait for more.
+      if (end - o < admitBytes && end - o < total) return o;
+      let keep = total;
+      if (admitted) admitted = false;
+      else {
+        const want = hasAdmit ? sink!.admit!(size, base + o, src, o, end) : undefined;
+        if (size < 0 || size > maxFrameBytes) throw this.sizeError(size, base + o);
+        if (typeof want === 'number' && want < total) keep = Math.max(0, Math.floor(want));
+      }
       if (end - o >= total) {
-        this.stats.frames++;
+        stats.frames++;
         const frame = src.subarray(o, o + keep);
-        const cb = this.onFrame;
         if (cb !== undefined) cb(frame);
-        else this.sink!.frame(frame, undefined, total, at);
+        else sink!.frame(frame, undefined);
         o += total;
         continue;
       }
@@ -336,7 +348,7 @@ export class FrameSplitter {
         return o;
       }
       // Rule 2: this frame gets its own memory now; the rest of it is read (or copied) into it.
-      this.begin(size, keep, at);
+      this.begin(size, keep, base + o);
       const filled = this.fill(src, o, end);
       if (ownInput) {
         this.position += end;
@@ -348,15 +360,17 @@ export class FrameSplitter {
     return o;
   }
 
+  private sizeError(size: number, at: number): KafkaProtocolError {
+    return new KafkaProtocolError(size < 0 ? `negative frame size ${size}` : `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes}`, {
+      reason: 'invalid-length',
+      offset: at,
+    });
+  }
+
   /** Checks a size prefix (the sink's verdict first) and returns how many bytes of the frame to keep. */
   private admit(size: number, at: number, bytes: Buffer, start: number, end: number): number {
     const want = this.sink?.admit?.(size, at, bytes, start, end);
-    if (size < 0 || size > this.maxFrameBytes) {
-      throw new KafkaProtocolError(size < 0 ? `negative frame size ${size}` : `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes}`, {
-        reason: 'invalid-length',
-        offset: at,
-      });
-    }
+    if (size < 0 || size > this.maxFrameBytes) throw this.sizeError(size, at);
     const total = size + 4;
     return typeof want === 'number' && want < total ? Math.max(0, Math.floor(want)) : total;
   }
@@ -402,6 +416,6 @@ export class FrameSplitter {
     const frame = backing !== undefined ? backing.subarray(0, keep) : EMPTY;
     const cb = this.onFrame;
     if (cb !== undefined) cb(frame);
-    else this.sink!.frame(frame, backing, total, this.frameAt);
+    else this.sink!.frame(frame, backing);
   }
 }

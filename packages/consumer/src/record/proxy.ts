@@ -211,6 +211,8 @@ class FrameTrack {
   open = false;
   frameStart = 0;
   frameAt = 0;
+  /** The open frame's length. */
+  frameLength = 0;
   /** Where the last complete frame ended: the start of whatever follows. */
   lastEnd = 0;
   /** Stream offset and time of the chunk being pushed. */
@@ -233,6 +235,7 @@ class FrameTrack {
           if (size < 0 || size > maxFrameBytes) throw new Error(`a frame size of ${size} at byte ${streamOffset}: these bytes are not Kafka frames`);
           this.open = true;
           this.frameStart = streamOffset;
+          this.frameLength = size + 4;
           this.frameAt = streamOffset < this.chunkStart && this.prefixAt !== undefined ? this.prefixAt : this.chunkAt;
           this.prefixAt = undefined;
           handlers.start?.(streamOffset);
@@ -240,10 +243,10 @@ class FrameTrack {
         },
         // One head buffer per direction, reused: each head is parsed during the frame() call.
         allocate: (size) => (this.head.length >= size ? this.head : (this.head = Buffer.allocUnsafe(size))),
-        frame: (head, _backing, length, streamOffset) => {
+        frame: (head) => {
           this.open = false;
-          this.lastEnd = streamOffset + length;
-          if (!this.blind) handlers.frame(head, streamOffset, length, this.frameAt);
+          this.lastEnd = this.frameStart + this.frameLength;
+          if (!this.blind) handlers.frame(head, this.frameStart, this.frameLength, this.frameAt);
         },
       },
     });

@@ -175,6 +175,7 @@ export class StreamRedactor {
   /** The frame admitted and not complete yet: its start and what happens to it. */
   private decision: Decision | undefined;
   private frameStart = 0;
+  private frameEnd = 0;
   /** Bytes of the next frame received before it could be decided (copies). */
   private undecided: Buffer[] = [];
   /** The stream is not Kafka frames (a bad size): the rest passes as it is. */
@@ -192,7 +193,7 @@ export class StreamRedactor {
       maxFrameBytes: 0x7fffffff,
       sink: {
         admit: (size, streamOffset, bytes, start) => this.admit(size, streamOffset, bytes, start),
-        frame: (frame, backing, length, streamOffset) => this.frameDone(frame, backing, streamOffset + length),
+        frame: (frame, backing) => this.frameDone(frame, backing),
       },
     });
   }
@@ -247,6 +248,7 @@ export class StreamRedactor {
     if (decision === 'redact' && total > MAX_REDACTED_FRAME) decision = 'zero';
     this.decision = decision;
     this.frameStart = streamOffset;
+    this.frameEnd = streamOffset + total;
     if (decision === 'redact') {
       // The splitter assembles it whole, the bytes that waited here included.
       this.undecided.length = 0;
@@ -262,8 +264,8 @@ export class StreamRedactor {
     return 0;
   }
 
-  private frameDone(frame: Buffer, backing: Buffer | undefined, endOffset: number): void {
-    const end = endOffset - this.chunkStart;
+  private frameDone(frame: Buffer, backing: Buffer | undefined): void {
+    const end = this.frameEnd - this.chunkStart;
     if (this.decision === 'redact') {
       // A view of the chunk is the caller's (the proxy forwards it): redact a copy.
       const whole = backing !== undefined ? frame : Buffer.from(frame);

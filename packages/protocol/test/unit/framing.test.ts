@@ -123,15 +123,20 @@ interface Seen {
 
 function recorder(keep?: number): { sink: FrameSink; seen: Seen } {
   const seen: Seen = { admitted: [], frames: [], allocations: [] };
+  let length = -1;
+  let at = -1;
   return {
     seen,
     sink: {
       admit: (size, offset) => {
         seen.admitted.push([size, offset]);
+        // frame() follows its admit() before the next admit(): the length and offset are this frame's.
+        length = size + 4;
+        at = offset;
         return keep;
       },
       allocate: (size) => (seen.allocations.push(size), Buffer.allocUnsafe(size + 3)),
-      frame: (bytes, backing, length, offset) => seen.frames.push({ bytes: Buffer.from(bytes), owned: backing !== undefined, length, offset }),
+      frame: (bytes, backing) => seen.frames.push({ bytes: Buffer.from(bytes), owned: backing !== undefined, length, offset: at }),
     },
   };
 }
