@@ -162,7 +162,8 @@ async function client(variant: string, port: number, compare: string | undefined
       });
     });
   } else if (variant === 'onread' || variant === 'compare') {
-    const mod = variant === 'onread' ? { FrameReader, SimpleFramePool } : ((await import(compare!)) as typeof import('@kwire/consumer'));
+    const other = compare !== undefined ? ((await import(compare)) as typeof import('@kwire/consumer')) : undefined;
+    const mod = variant === 'onread' ? { FrameReader, SimpleFramePool } : other!;
     const pool = new mod.SimpleFramePool();
     const reader = new mod.FrameReader(
       {
@@ -255,7 +256,10 @@ async function main(): Promise<void> {
       // Interleaved, the order reversed every other run, so that a slow phase of the machine (or
       // the server's state after the previous client) hits every variant alike.
       for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
-        const line = await runChild(['client', v, String(port), ...(v === 'compare' ? [compare!] : [])]);
+        // With --compare every client loads the other build too, used or not: the same module
+        // graphs in every client, so that start-up garbage (which sizes V8's young generation, and
+        // with it the GC count) is alike.
+        const line = await runChild(['client', v, String(port), ...(compare ? [compare] : [])]);
         const res = JSON.parse(line.trim()) as Result;
         (results.get(v) ?? results.set(v, []).get(v)!).push(res);
       }
