@@ -39,7 +39,7 @@ export {
   type ResponseFrame,
   type ApiDefinitions,
 } from './frames.js';
-export { FrameSplitter } from './framing.js';
+export { FrameSplitter, type FrameSink, type FrameSplitterOptions, type FrameSplitterStats } from './framing.js';
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';
 export * from './records/index.js';
 export * from './consumer-protocol.js';

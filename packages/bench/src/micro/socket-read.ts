@@ -8,17 +8,21 @@
 //             every chunk, split frames are assembled into one exact-size buffer)
 //   onread    the connection layer's FrameReader: one reusable 64 KiB read buffer, large frames
 //             read directly into a pool buffer that the consumer then releases
+//   compare   the same as onread, with the FrameReader of another build of @kwire/consumer
+//             (`--compare DIR`, DIR holding its dist: DIR/src/index.js), to see what a change to the
+//             reader costs, in the same run
 //
 // Reported per variant (median of the runs): MB/s (MiB/s of frame bytes), client CPU (user+sys)
 // as ms per GiB and as a share of one core, buffer bytes allocated per GiB (counted: Node's read
 // chunks by their backing ArrayBuffer, our concats/assemblies/pool misses), JS heap allocated per
 // GiB (from V8's GC profiler), and GC count.
 //
-// Run: node packages/bench/dist/src/micro/socket-read.js [--gib 1] [--runs 3] [--variants naive,splitter,onread]
+// Run: node packages/bench/dist/src/micro/socket-read.js [--gib 1] [--runs 3] [--variants naive,splitter,onread] [--compare DIR]
 // Under Node 24: "$(npx -y -p node@24.21.0 node -p process.execPath)" packages/bench/dist/src/micro/socket-read.js
 import { spawn } from 'node:child_process';
+import { resolve as resolvePath } from 'node:path';
 import { connect, createServer, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { FrameSplitter } from '@kwire/protocol';
@@ -102,7 +106,7 @@ function heapMeter(): () => { bytes: number; gcs: number } {
   };
 }
 
-async function client(variant: string, port: number): Promise<void> {
+async function client(variant: string, port: number, compare: string | undefined): Promise<void> {
   let frames = 0;
   let frameBytes = 0;
   let touch = 0;
@@ -157,9 +161,11 @@ async function client(variant: string, port: number): Promise<void> {
         handle(frame);
       });
     });
-  } else if (variant === 'onread') {
-    const pool = new SimpleFramePool();
-    const reader = new FrameReader(
+  } else if (variant === 'onread' || variant === 'compare') {
+    const other = compare !== undefined ? ((await import(compare)) as typeof import('@kwire/consumer')) : undefined;
+    const mod = variant === 'onread' ? { FrameReader, SimpleFramePool } : other!;
+    const pool = new mod.SimpleFramePool();
+    const reader = new mod.FrameReader(
       {
         allocate: (size) => pool.acquire(size),
         frame: (frame, backing) => {
@@ -229,19 +235,31 @@ function median(xs: number[]): number {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { gib: { type: 'string', default: '1' }, runs: { type: 'string', default: '3' }, variants: { type: 'string', default: 'naive,splitter,onread' } },
+    options: {
+      gib: { type: 'string', default: '1' },
+      runs: { type: 'string', default: '3' },
+      variants: { type: 'string', default: 'naive,splitter,onread' },
+      compare: { type: 'string' },
+    },
   });
+  const compare = values.compare ? pathToFileURL(resolvePath(values.compare, 'src/index.js')).href : undefined;
   const bytes = Math.round(Number(values.gib) * 2 ** 30);
   const runs = Number(values.runs);
   const variants = values.variants!.split(',');
+  if (compare && !variants.includes('compare')) variants.push('compare');
+  if (variants.includes('compare') && !compare) throw new Error('the compare variant needs --compare DIR');
   const srv = spawn(process.execPath, [fileURLToPath(import.meta.url), 'server', String(bytes)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => srv.stdout.once('data', (c) => resolve(Number(String(c).trim()))));
   const results = new Map<string, Result[]>();
   try {
     for (let r = 0; r < runs; r++) {
-      // Interleaved, so that a slow phase of the machine hits every variant alike.
-      for (const v of variants) {
-        const line = await runChild(['client', v, String(port)]);
+      // Interleaved, the order reversed every other run, so that a slow phase of the machine (or
+      // the server's state after the previous client) hits every variant alike.
+      for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+        // With --compare every client loads the other build too, used or not: the same module
+        // graphs in every client, so that start-up garbage (which sizes V8's young generation, and
+        // with it the GC count) is alike.
+        const line = await runChild(['client', v, String(port), ...(compare ? [compare] : [])]);
         const res = JSON.parse(line.trim()) as Result;
         (results.get(v) ?? results.set(v, []).get(v)!).push(res);
       }
@@ -271,7 +289,7 @@ async function main(): Promise<void> {
   }
 }
 
-const [mode, a1, a2] = process.argv.slice(2);
+const [mode, a1, a2, a3] = process.argv.slice(2);
 if (mode === 'server') server(Number(a1));
-else if (mode === 'client') await client(a1!, Number(a2));
+else if (mode === 'client') await client(a1!, Number(a2), a3);
 else await main();

@@ -6,14 +6,15 @@
 //     Metadata and FindCoordinator responses, which are held until whole to have their broker
 //     addresses replaced by the proxy's listeners (and the bytes behind them wait their turn).
 //  2. Recording reads a copy: each chunk is appended to the connection's stream file as it is, and
-//     a tracker follows frame boundaries to index exchanges. If tracking ever fails (bytes that
+//     a tracker (the protocol's FrameSplitter, keeping only each frame's head) follows frame
+//     boundaries to index exchanges. If tracking ever fails (bytes that
 //     are not Kafka frames, a response that matches no request, SASL v0 raw tokens), the
 //     connection becomes a blind pipe: still forwarded and recorded, no longer indexed.
 //  3. Responses are matched to requests by correlation id. Kafka answers in order per connection,
 //     so the oldest request still waiting is the one (Produce with acks=0 gets no answer, and is
 //     not waited for).
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { API_KEY_NAMES, ApiKey } from '@kwire/protocol';
+import { API_KEY_NAMES, ApiKey, FrameSplitter } from '@kwire/protocol';
 import { CaptureWriter, type AppendFile } from './capture-writer.js';
 import { ConnectionRedactor } from './redact.js';
 import { parseRequestHead, type RequestHead } from './request-head.js';
@@ -48,6 +49,8 @@ export interface ProxyStats {
   brokerBytes: number;
   blind: number;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 const addr = (a: Address) => `${a.host.includes(':') ? `[${a.host}]` : a.host}:${a.port}`;
 
@@ -188,24 +191,83 @@ interface Pending {
   end: number;
 }
 
-/** Follows frame boundaries in one direction of a connection. */
-interface Track {
-  /** Bytes seen so far in this direction (= the stream file's length). */
-  position: number;
-  /** The current frame: where it starts, its size once known, bytes of it seen, its head. */
-  inFrame: boolean;
-  frameStart: number;
-  frameAt: number;
-  size: number;
-  consumed: number;
-  head: Buffer;
-  headFilled: number;
-  headLimit: number;
-  blind: boolean;
+/** What a FrameTrack reports: a frame's start (its size prefix read), and the frame done. */
+interface TrackHandlers {
+  start?(streamOffset: number): void;
+  /** `head`: the frame's first bytes (up to the track's head size), valid during the call. */
+  frame(head: Buffer, offset: number, length: number, at: number): void;
 }
 
-function newTrack(headLimit: number): Track {
-  return { position: 0, inFrame: false, frameStart: 0, frameAt: 0, size: -1, consumed: 0, head: Buffer.alloc(0), headFilled: 0, headLimit, blind: false };
+/**
+ * Follows frame boundaries in one direction of a connection: the protocol's FrameSplitter, told to
+ * keep only each frame's head (the rest of a frame is counted, never copied: a 1 GiB Fetch answer
+ * passes through in constant memory), plus the stream positions and times the capture index needs.
+ */
+class FrameTrack {
+  /** Bytes seen so far in this direction (= the stream file's length). */
+  position = 0;
+  blind = false;
+  /** A frame whose size prefix was read and that is not complete yet: where it starts, when it began. */
+  open = false;
+  frameStart = 0;
+  frameAt = 0;
+  /** The open frame's length. */
+  frameLength = 0;
+  /** Where the last complete frame ended: the start of whatever follows. */
+  lastEnd = 0;
+  /** Stream offset and time of the chunk being pushed. */
+  chunkStart = 0;
+  private chunkAt = 0;
+  /** When the first bytes of a size prefix still incomplete arrived. */
+  private prefixAt: number | undefined;
+  private head = Buffer.allocUnsafe(16);
+  private readonly splitter: FrameSplitter;
+  private readonly now: () => number;
+
+  constructor(headBytes: number, maxFrameBytes: number, now: () => number, handlers: TrackHandlers) {
+    this.now = now;
+    this.splitter = new FrameSplitter({
+      maxFrameBytes,
+      sink: {
+        admit: (size, streamOffset) => {
+          if (this.blind) throw new Error('the stream is no longer tracked');
+          // Checked here first, so that the message says what the proxy concludes.
+          if (size < 0 || size > maxFrameBytes) throw new Error(`a frame size of ${size} at byte ${streamOffset}: these bytes are not Kafka frames`);
+          this.open = true;
+          this.frameStart = streamOffset;
+          this.frameLength = size + 4;
+          this.frameAt = streamOffset < this.chunkStart && this.prefixAt !== undefined ? this.prefixAt : this.chunkAt;
+          this.prefixAt = undefined;
+          handlers.start?.(streamOffset);
+          return headBytes;
+        },
+        // One head buffer per direction, reused: each head is parsed during the frame() call.
+        allocate: (size) => (this.head.length >= size ? this.head : (this.head = Buffer.allocUnsafe(size))),
+        frame: (head) => {
+          this.open = false;
+          this.lastEnd = this.frameStart + this.frameLength;
+          if (!this.blind) handlers.frame(head, this.frameStart, this.frameLength, this.frameAt);
+        },
+      },
+    });
+  }
+
+  /** Bytes of a size prefix received and not complete yet (0 while inside a frame). */
+  get partialPrefix(): number {
+    return this.open ? 0 : this.position - this.lastEnd;
+  }
+
+  /** Tracks one chunk; throws (and the caller turns the stream blind) when the bytes are not Kafka frames. */
+  push(chunk: Buffer): void {
+    this.chunkStart = this.position;
+    this.chunkAt = this.now();
+    try {
+      this.splitter.push(chunk);
+    } finally {
+      this.position += chunk.length;
+    }
+    if (!this.open && this.position > this.lastEnd) this.prefixAt ??= this.chunkAt;
+  }
 }
 
 type OutItem = Buffer | Promise<Buffer> | 'end';
@@ -223,13 +285,16 @@ class ProxyConnection {
   private readonly brokerRecord: Pick<AppendFile, 'write'>;
   private readonly redactor: ConnectionRedactor | undefined;
   private rewrittenFile: AppendFile | undefined;
-  private readonly maxFrameBytes: number;
-  private readonly req = newTrack(REQUEST_HEAD_BYTES);
-  private readonly res = newTrack(RESPONSE_HEAD_BYTES);
+  private readonly req: FrameTrack;
+  private readonly res: FrameTrack;
   private readonly pending: Pending[] = [];
   private software: { name: string; version: string } | undefined;
-  /** The parts of a response frame being held for rewriting. */
+  /** The parts of a response frame being held for rewriting (copies: the rewrite is asynchronous). */
   private held: Buffer[] | undefined;
+  /** The broker chunk being tracked, where its bytes not yet sent start, and where a held frame's part in it starts. */
+  private chunk: Buffer = EMPTY;
+  private forwardFrom = 0;
+  private holdFrom = 0;
   /** Ordered output to the client; the fast path writes directly while it is empty. */
   private readonly out: OutItem[] = [];
   private pumping = false;
@@ -247,7 +312,14 @@ class ProxyConnection {
     this.proxy = proxy;
     this.id = id;
     this.client = client;
-    this.maxFrameBytes = maxFrameBytes;
+    const now = () => this.proxy.writer.now();
+    this.req = new FrameTrack(REQUEST_HEAD_BYTES, maxFrameBytes, now, {
+      frame: (head, offset, length, at) => this.onRequest(head, offset, length, at, now()),
+    });
+    this.res = new FrameTrack(RESPONSE_HEAD_BYTES, maxFrameBytes, now, {
+      start: (offset) => this.onResponseStart(offset),
+      frame: (head, offset, length, at) => this.onResponseFrame(head, offset, length, at, now()),
+    });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     const w = proxy.writer;
     this.clientFile = w.stream(id, 'client');
@@ -311,27 +383,9 @@ class ProxyConnection {
       return;
     }
     try {
-      this.trackRequests(chunk);
+      t.push(chunk);
     } catch (err) {
       this.goBlind('client', (err as Error).message);
-    }
-  }
-
-  private trackRequests(chunk: Buffer): void {
-    const t = this.req;
-    const n = chunk.length;
-    let i = 0;
-    while (i < n) {
-      if (!t.inFrame) this.beginFrame(t);
-      i += this.consume(t, chunk, i);
-      if (t.size >= 0 && t.consumed === t.size + 4) {
-        const now = this.proxy.writer.now();
-        const head = t.head.subarray(0, t.headFilled);
-        const start = t.frameStart;
-        const at = t.frameAt;
-        t.inFrame = false;
-        this.onRequest(head, start, t.size + 4, at, now);
-      }
     }
   }
 
@@ -367,47 +421,66 @@ class ProxyConnection {
       return;
     }
     const n = chunk.length;
-    let i = 0;
-    let forwardFrom = 0;
+    this.chunk = chunk;
+    this.forwardFrom = 0;
+    this.holdFrom = 0;
     try {
-      while (i < n) {
-        if (!t.inFrame) {
-          this.beginFrame(t);
-          const next = this.pending[0];
-          if (next && carriesAddresses(next.head.apiKey)) {
-            // Hold this frame: send what passed before it first.
-            if (i > forwardFrom) this.send(chunk.subarray(forwardFrom, i));
-            forwardFrom = i;
-            this.held = [];
-          }
-        }
-        const from = i;
-        i += this.consume(t, chunk, i);
-        if (this.held) this.held.push(Buffer.from(chunk.subarray(from, i)));
-        if (t.size >= 0 && t.consumed === t.size + 4) {
-          t.inFrame = false;
-          const end = this.proxy.writer.now();
-          if (this.held) {
-            // If this throws, the catch below sends the held parts as they came.
-            this.onHeldResponse(Buffer.concat(this.held), t.frameStart, t.frameAt, end);
-            this.held = undefined;
-            forwardFrom = i;
-          } else {
-            this.onResponse(t.head.subarray(0, t.headFilled), t.frameStart, t.size + 4, t.frameAt, end);
-          }
-        }
+      t.push(chunk);
+      if (this.held) this.held.push(Buffer.from(chunk.subarray(this.holdFrom, n)));
+      else {
+        // A size prefix cut by the chunk's end, of a response that will be held: hold its bytes now.
+        const k = Math.min(t.partialPrefix, n - this.forwardFrom);
+        const next = this.pending[0];
+        if (k > 0 && next && carriesAddresses(next.head.apiKey)) {
+          if (n - k > this.forwardFrom) this.send(chunk.subarray(this.forwardFrom, n - k));
+          this.held = [Buffer.from(chunk.subarray(n - k, n))];
+        } else if (n > this.forwardFrom) this.send(this.forwardFrom === 0 ? chunk : chunk.subarray(this.forwardFrom));
       }
     } catch (err) {
       // Whatever was held goes out as it came; from here on every byte passes untouched.
+      let from = this.forwardFrom;
       if (this.held) {
         for (const part of this.held) this.send(part);
         this.held = undefined;
-        forwardFrom = i;
+        from = this.holdFrom;
       }
       this.goBlind('broker', (err as Error).message);
-      t.position += n - i;
+      if (n > from) this.send(from === 0 ? chunk : chunk.subarray(from));
     }
-    if (!this.held && n > forwardFrom) this.send(forwardFrom === 0 ? chunk : chunk.subarray(forwardFrom));
+    this.chunk = EMPTY;
+  }
+
+  /** A response's size prefix was read: a frame to rewrite is held from its first byte on. */
+  private onResponseStart(offset: number): void {
+    const next = this.pending[0];
+    const hold = next !== undefined && carriesAddresses(next.head.apiKey);
+    const at = offset - this.res.chunkStart;
+    if (hold) {
+      // at < 0: the prefix began in an earlier chunk, whose tail was held already.
+      if (at >= 0) {
+        if (at > this.forwardFrom) this.send(this.chunk.subarray(this.forwardFrom, at));
+        this.forwardFrom = this.holdFrom = at;
+        this.held ??= [];
+      }
+    } else if (this.held) {
+      // Held for a prefix that turned out to start a frame that passes: let it go as it came.
+      for (const part of this.held) this.send(part);
+      this.held = undefined;
+    }
+  }
+
+  private onResponseFrame(head: Buffer, offset: number, length: number, at: number, end: number): void {
+    if (!this.held) {
+      this.onResponse(head, offset, length, at, end);
+      return;
+    }
+    const upTo = offset + length - this.res.chunkStart;
+    this.held.push(Buffer.from(this.chunk.subarray(this.holdFrom, upTo)));
+    this.holdFrom = upTo;
+    // If this throws, fromBroker sends the held parts as they came.
+    this.onHeldResponse(Buffer.concat(this.held), offset, at, end);
+    this.held = undefined;
+    this.forwardFrom = upTo;
   }
 
   /** The oldest waiting request, checked against the response's correlation id. */
@@ -464,53 +537,17 @@ class ProxyConnection {
    * Framing, output, bookkeeping
    * ------------------------------------------------------------------------------------------- */
 
-  private beginFrame(t: Track): void {
-    t.inFrame = true;
-    t.frameStart = t.position;
-    t.frameAt = this.proxy.writer.now();
-    t.size = -1;
-    t.consumed = 0;
-    t.headFilled = 0;
-  }
-
-  /** Takes bytes of the current frame from chunk[i..]; returns how many. */
-  private consume(t: Track, chunk: Buffer, i: number): number {
-    const available = chunk.length - i;
-    let take: number;
-    if (t.size < 0) {
-      take = Math.min(4 - t.consumed, available);
-    } else {
-      take = Math.min(t.size + 4 - t.consumed, available);
-    }
-    const headWant = t.size < 0 ? 4 : Math.min(t.headLimit, t.size + 4);
-    if (t.headFilled < headWant) {
-      const n = Math.min(headWant - t.headFilled, take);
-      if (t.head.length < headWant) {
-        const bigger = Buffer.allocUnsafe(Math.max(headWant, 16));
-        t.head.copy(bigger, 0, 0, t.headFilled);
-        t.head = bigger;
-      }
-      chunk.copy(t.head, t.headFilled, i, i + n);
-      t.headFilled += n;
-    }
-    t.consumed += take;
-    t.position += take;
-    if (t.size < 0 && t.consumed === 4) {
-      const size = t.head.readInt32BE(0);
-      if (size < 0 || size > this.maxFrameBytes) {
-        throw new Error(`a frame size of ${size} at byte ${t.frameStart}: these bytes are not Kafka frames`);
-      }
-      t.size = size;
-    }
-    return take;
-  }
-
   private goBlind(stream: 'client' | 'broker', reason: string): void {
     const t = stream === 'client' ? this.req : this.res;
     if (t.blind) return;
     t.blind = true;
     this.proxy.stats.blind++;
-    this.proxy.writer.line({ type: 'blind', conn: this.id, at: this.proxy.writer.now(), stream, offset: t.inFrame ? t.frameStart : t.position, reason });
+    this.proxy.writer.line({ type: 'blind', conn: this.id, at: this.proxy.writer.now(), stream, offset: t.open ? t.frameStart : t.lastEnd, reason });
+    if (stream === 'broker' && this.held && this.chunk === EMPTY) {
+      // Between broker chunks (the client stream gave up): a frame held for rewriting goes out as it came.
+      for (const part of this.held) this.send(part);
+      this.held = undefined;
+    }
     this.proxy.log(`conn ${this.id}: no longer indexing the ${stream} stream: ${reason}`);
     // Responses cannot be matched once requests are not tracked.
     if (stream === 'client') this.goBlind('broker', 'the client stream is no longer tracked');

@@ -16,13 +16,14 @@
 //    Kafka headers: from there on every frame keeps its size prefix and the rest is zeroed.
 //
 // Which frames: SaslAuthenticate requests (api key 36), and the responses whose correlation id
-// belongs to one of them. Each direction has its own small splitter (size prefix, then the first
+// belongs to one of them. Each direction has its own FrameSplitter (size prefix, then the first
 // 12 bytes decide), so redaction works even when the proxy's index tracker has given up on a
 // stream; non-SASL frames are written as the slices of the socket chunks they arrived in.
-import { decodeRequestFrame, decodeResponseFrame } from '@kwire/protocol';
+import { decodeRequestFrame, decodeResponseFrame, FrameSplitter } from '@kwire/protocol';
 import type { AppendFile } from './capture-writer.js';
 
 const SASL_AUTHENTICATE = 36;
+const EMPTY = Buffer.alloc(0);
 const STAR = 0x2a;
 /** Bytes of a frame that decide whether it is redacted: size, api key, version, correlation id. */
 const DECIDE_BYTES = 12;
@@ -158,78 +159,68 @@ export class ConnectionRedactor {
 /**
  * One direction: passes chunks to the file, except the frames `decide` picks, which are collected
  * whole, redacted in a copy, and written in their place. Same interface as AppendFile.write.
+ *
+ * Frames are followed by the protocol's FrameSplitter, admitting each frame once its first 12
+ * bytes are here (the deciding bytes): a frame that passes, or is zeroed, keeps nothing in the
+ * splitter and is written chunk by chunk as it arrives; a frame to redact is assembled whole by
+ * the splitter. The few bytes of a frame not decided yet at a chunk's end wait here, as copies.
  */
 export class StreamRedactor {
-  /** Bytes of the current frame still to pass through untouched (or to zero). */
-  private passLeft = 0;
-  private zeroing = false;
-  /** The current frame's bytes collected so far (prefix, deciding bytes, or a whole SASL frame). */
-  private readonly parts: Buffer[] = [];
-  private collected = 0;
-  private size = -1;
+  private readonly splitter: FrameSplitter;
+  /** The chunk being written, its stream offset, and how much of it is written (or held) already. */
+  private chunk: Buffer = EMPTY;
+  private chunkStart = 0;
+  private from = 0;
+  private position = 0;
+  /** The frame admitted and not complete yet: its start and what happens to it. */
   private decision: Decision | undefined;
+  private frameStart = 0;
+  private frameEnd = 0;
+  /** Bytes of the next frame received before it could be decided (copies). */
+  private undecided: Buffer[] = [];
   /** The stream is not Kafka frames (a bad size): the rest passes as it is. */
   private broken = false;
+  private ok = true;
 
   constructor(
     private readonly file: AppendFile,
     private readonly decide: (head: Buffer) => Decision,
     private readonly redact: (frame: Buffer) => void,
-  ) {}
+  ) {
+    this.splitter = new FrameSplitter({
+      admitBytes: DECIDE_BYTES,
+      // Any size passes through (the proxy's tracker judges sizes); only a negative one breaks the stream.
+      maxFrameBytes: 0x7fffffff,
+      sink: {
+        admit: (size, streamOffset, bytes, start) => this.admit(size, streamOffset, bytes, start),
+        frame: (frame, backing) => this.frameDone(frame, backing),
+      },
+    });
+  }
 
   write(chunk: Buffer): boolean {
-    let ok = true;
+    if (this.broken) return this.file.write(chunk);
+    this.ok = true;
+    this.chunk = chunk;
+    this.chunkStart = this.position;
+    this.from = 0;
     const n = chunk.length;
-    let i = 0;
-    while (i < n) {
-      if (this.broken || this.passLeft > 0) {
-        const take = this.broken ? n - i : Math.min(this.passLeft, n - i);
-        ok = this.file.write(this.zeroing ? Buffer.alloc(take) : chunk.subarray(i, i + take)) && ok;
-        if (!this.broken && (this.passLeft -= take) === 0) this.zeroing = false;
-        i += take;
-        continue;
+    try {
+      this.splitter.push(chunk);
+      if (this.decision !== undefined) this.emit(n);
+      else if (n > this.from) {
+        this.undecided.push(Buffer.from(chunk.subarray(this.from, n)));
+        this.from = n;
       }
-      const total = this.size + 4;
-      const want = this.size < 0 ? 4 : this.decision === 'redact' ? total : Math.min(total, DECIDE_BYTES);
-      const take = Math.min(want - this.collected, n - i);
-      this.parts.push(Buffer.from(chunk.subarray(i, i + take)));
-      this.collected += take;
-      i += take;
-      if (this.collected < want) continue;
-      if (this.size < 0) {
-        this.size = Buffer.concat(this.parts, 4).readInt32BE(0);
-        if (this.size < 0) {
-          this.broken = true;
-          ok = this.flushParts() && ok;
-        }
-        continue;
-      }
-      if (this.decision === undefined) {
-        const head = Buffer.concat(this.parts, this.collected);
-        this.decision = this.decide(head);
-        if (this.decision === 'redact' && total > MAX_REDACTED_FRAME) this.decision = 'zero';
-        if (this.decision === 'redact') continue;
-        // pass or zero: what was collected goes out (zero keeps the size prefix only), the rest streams.
-        if (this.decision === 'zero') {
-          head.fill(0, 4);
-          ok = this.file.write(head) && ok;
-          this.parts.length = 0;
-        } else {
-          ok = this.flushParts() && ok;
-        }
-        this.passLeft = total - this.collected;
-        this.zeroing = this.decision === 'zero';
-        this.nextFrame();
-        continue;
-      }
-      // A whole frame to redact.
-      const frame = Buffer.concat(this.parts, total);
-      this.parts.length = 0;
-      this.redact(frame);
-      ok = this.file.write(frame) && ok;
-      this.nextFrame();
+    } catch {
+      // A negative size: what waited, and the rest of the chunk, go out as they are.
+      this.broken = true;
+      this.flushUndecided();
+      if (n > this.from) this.out(chunk.subarray(this.from, n));
     }
-    return ok;
+    this.position += n;
+    this.chunk = EMPTY;
+    return this.ok;
   }
 
   /**
@@ -237,29 +228,80 @@ export class StreamRedactor {
    * everything past its header zeroed), so the file holds every byte that crossed, as before.
    */
   end(): void {
-    if (this.parts.length === 0) return;
     if (this.decision === 'redact') {
-      const part = Buffer.concat(this.parts, this.collected);
-      part.fill(0, Math.min(part.length, DECIDE_BYTES));
-      this.parts.length = 0;
-      this.file.write(part);
+      const got = this.splitter.pending;
+      const backing = this.splitter.abandon();
+      if (backing !== undefined) {
+        const part = backing.subarray(0, got);
+        part.fill(0, Math.min(part.length, DECIDE_BYTES));
+        this.file.write(part);
+      }
       return;
     }
-    this.flushParts();
+    this.flushUndecided();
   }
 
-  private flushParts(): boolean {
-    let ok = true;
-    for (const p of this.parts) ok = this.file.write(p) && ok;
-    this.parts.length = 0;
-    return ok;
+  private admit(size: number, streamOffset: number, bytes: Buffer, start: number): number | undefined {
+    if (size < 0) return undefined; // the splitter throws: write() turns the stream broken
+    const total = size + 4;
+    let decision = this.decide(bytes.subarray(start, start + Math.min(total, DECIDE_BYTES)));
+    if (decision === 'redact' && total > MAX_REDACTED_FRAME) decision = 'zero';
+    this.decision = decision;
+    this.frameStart = streamOffset;
+    this.frameEnd = streamOffset + total;
+    if (decision === 'redact') {
+      // The splitter assembles it whole, the bytes that waited here included.
+      this.undecided.length = 0;
+      return total;
+    }
+    // Bytes of this frame from earlier chunks that waited for the decision go out first.
+    let at = 0;
+    for (const part of this.undecided) {
+      this.out(decision === 'zero' ? zeroPast(part, 4 - at) : part);
+      at += part.length;
+    }
+    this.undecided.length = 0;
+    return 0;
   }
 
-  /** Resets the collecting state; passLeft (and zeroing) still cover the current frame's tail. */
-  private nextFrame(): void {
-    this.collected = 0;
-    this.size = -1;
+  private frameDone(frame: Buffer, backing: Buffer | undefined): void {
+    const end = this.frameEnd - this.chunkStart;
+    if (this.decision === 'redact') {
+      // A view of the chunk is the caller's (the proxy forwards it): redact a copy.
+      const whole = backing !== undefined ? frame : Buffer.from(frame);
+      this.redact(whole);
+      this.out(whole);
+      this.from = end;
+    } else this.emit(end);
     this.decision = undefined;
-    if (this.passLeft === 0) this.zeroing = false;
   }
+
+  /** Writes chunk[from, to) of the frame in progress as its decision says (pass, or zero past the size prefix). */
+  private emit(to: number): void {
+    if (to <= this.from) return;
+    if (this.decision === 'pass') this.out(this.chunk.subarray(this.from, to));
+    else if (this.decision === 'zero') {
+      const rel = this.chunkStart + this.from - this.frameStart;
+      this.out(zeroPast(this.chunk.subarray(this.from, to), 4 - rel));
+    }
+    // 'redact': the splitter holds the bytes until the frame is whole.
+    this.from = to;
+  }
+
+  private flushUndecided(): void {
+    for (const part of this.undecided) this.out(part);
+    this.undecided.length = 0;
+  }
+
+  private out(bytes: Buffer): void {
+    this.ok = this.file.write(bytes) && this.ok;
+  }
+}
+
+/** `bytes` with every byte from index `keep` on zeroed, in a new buffer (keep <= 0: all zeros). */
+function zeroPast(bytes: Buffer, keep: number): Buffer {
+  if (keep >= bytes.length) return bytes;
+  const out = Buffer.alloc(bytes.length);
+  if (keep > 0) bytes.copy(out, 0, 0, keep);
+  return out;
 }

@@ -371,6 +371,56 @@ test('bytes pass unchanged, pipelined exchanges are paired, addresses are rewrit
   assert.is(row('InitProducerId', 5).skipped, 2);
 });
 
+test('a response held for rewriting whose size prefix (or the frame before it) is cut by chunk ends: forwarded in order, rewritten whole', async () => {
+  const api = Buffer.from(encodeRequestFrame({ apiKey: 18, apiVersion: 3, correlationId: 1, clientId: 'c', body: { clientSoftwareName: 'x', clientSoftwareVersion: '1' } }));
+  const md = Buffer.from(encodeRequestFrame({ apiKey: 3, apiVersion: 12, correlationId: 2, clientId: 'c', body: { topics: null, allowAutoTopicCreation: false } }));
+  const apiAnswer = Buffer.from(encodeResponseFrame(18, 3, 1, { errorCode: 0, apiKeys: [{ apiKey: 3, minVersion: 0, maxVersion: 13 }] }));
+  const a = apiAnswer.length;
+  // Where the broker's answer stream (ApiVersions answer, then Metadata answer) is cut into separate writes.
+  for (const cuts of [[a + 1], [a + 2, a + 3], [a + 3], [a - 2, a + 5], [a + 10], [1, a, a + 4]]) {
+    let port = 0;
+    const server = createServer((socket) => {
+      const splitter = new FrameSplitter();
+      let seen = 0;
+      socket.on('data', (chunk: Buffer) =>
+        splitter.push(chunk, () => {
+          if (++seen < 2) return;
+          const answer = Buffer.from(encodeResponseFrame(3, 12, 2, { brokers: [{ nodeId: 1, host: '127.0.0.1', port, rack: null }], clusterId: 'c', controllerId: 1, topics: [] }));
+          const stream = Buffer.concat([apiAnswer, answer]);
+          void (async () => {
+            let from = 0;
+            for (const cut of [...cuts, stream.length]) {
+              socket.write(stream.subarray(from, cut));
+              from = cut;
+              await sleep(25);
+            }
+          })();
+        }),
+      );
+      socket.on('error', () => {});
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    port = (server.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'kwire-record-'));
+    dirs.push(dir);
+    const proxy = await RecordingProxy.start({ listen: { host: '127.0.0.1', port: 0 }, target: { host: '127.0.0.1', port }, out: dir });
+    const client = new Client(proxy.address);
+    await client.send([api, md], prng(9));
+    await client.waitFrames(2);
+    const where = `cuts ${cuts.join(',')}`;
+    assert.ok(client.frames[0]!.equals(apiAnswer), `${where}: ApiVersions answer unchanged`);
+    const body = decodeResponseFrame(3, 12, client.frames[1]!).body as { brokers: { host: string; port: number }[] };
+    assert.is(`${body.brokers[0]!.host}:${body.brokers[0]!.port}`, proxy.address, `${where}: the address was rewritten`);
+    await client.close();
+    await proxy.stop();
+    const index = readIndex(dir);
+    assert.is(index.filter((l) => l.type === 'blind').length, 0, where);
+    assert.is(index.filter((l) => l.type === 'exchange').length, 2, where);
+    assert.ok(runConformance(dir).ok, where);
+  }
+});
+
 test('bytes that are not Kafka frames: still forwarded and recorded, no longer indexed', async () => {
   const broker = await fakeBroker(3, () => 1, 'c');
   const dir = mkdtempSync(join(tmpdir(), 'kwire-record-'));

@@ -90,6 +90,52 @@ test('the redacting splitter, cut at every byte offset: same length, only the se
   assert.is((final.body as { authBytes: Buffer }).authBytes.toString(), `v=${'*'.repeat(SIGNATURE.length)}`);
 });
 
+test('zeroed frames (raw SASL tokens, a SASL frame over 1 MiB), a broken stream, and a pass frame cut by end(): every byte accounted for, at every cut', () => {
+  // After SaslHandshake v0 every frame keeps its size prefix and loses the rest, short ones too.
+  const raw = Buffer.concat([Buffer.from([0, 0, 0, 3, 7, 7, 7]), Buffer.from([0, 0, 0, 20]), Buffer.alloc(20, 0x41), Buffer.from([0, 0, 0, 0])]);
+  const rawWant = Buffer.from(raw);
+  rawWant.fill(0, 4, 7);
+  rawWant.fill(0, 11, 31);
+  for (let cut = 0; cut <= raw.length; cut++) {
+    const c = sink();
+    const r = new ConnectionRedactor(c.file, sink().file);
+    r.rawSasl();
+    r.client.write(raw.subarray(0, cut));
+    r.client.write(raw.subarray(cut));
+    assert.ok(c.bytes().equals(rawWant), `raw cut at ${cut}`);
+  }
+  // A SaslAuthenticate request over 1 MiB is not parsed: zeroed past its size prefix, as it streams.
+  const huge = req(36, 2, 9, { authBytes: Buffer.alloc(1024 * 1024 + 10, 0x53) });
+  const c = sink();
+  const r = new ConnectionRedactor(c.file, sink().file);
+  for (let o = 0; o < huge.length; o += 100_000) r.client.write(huge.subarray(o, o + 100_000));
+  const got = c.bytes();
+  assert.is(got.length, huge.length);
+  assert.ok(got.subarray(0, 4).equals(huge.subarray(0, 4)));
+  assert.is(got.indexOf(0x53), -1, 'no byte of the auth bytes is left');
+  // A negative size: the bytes that waited for a decision and everything after pass as they are.
+  const broken = Buffer.concat([req(18, 3, 1, { clientSoftwareName: 'x', clientSoftwareVersion: '1' }), Buffer.from([0xff, 0xff, 0xff, 0xf0, 1, 2, 3, 4, 5, 6, 7, 8, 9])]);
+  for (let cut = 0; cut <= broken.length; cut++) {
+    const b = sink();
+    const br = new ConnectionRedactor(b.file, sink().file);
+    br.client.write(broken.subarray(0, cut));
+    br.client.write(broken.subarray(cut));
+    assert.ok(b.bytes().equals(broken), `broken stream cut at ${cut}`);
+  }
+  // end() with a frame passing through and the next one's first bytes undecided: all written.
+  const pass = Buffer.concat([
+    req(3, 12, 5, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }),
+    req(18, 3, 6, { clientSoftwareName: 'x', clientSoftwareVersion: '1' }),
+  ]);
+  for (const keep of [pass.length - 3, pass.length - 30, 30]) {
+    const e = sink();
+    const er = new ConnectionRedactor(e.file, sink().file);
+    er.client.write(pass.subarray(0, keep));
+    er.end();
+    assert.ok(e.bytes().equals(pass.subarray(0, keep)), `ended after ${keep} bytes`);
+  }
+});
+
 test('a connection cut in the middle of a SASL frame: the part written has its secret zeroed', () => {
   const c = sink();
   const r = new ConnectionRedactor(c.file, sink().file);
