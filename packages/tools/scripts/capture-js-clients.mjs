@@ -21,8 +21,8 @@ const version = (name) => {
   return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
 };
 // The recording proxy is not part of @kwire/consumer's public surface: reach it by path.
-const { RecordingProxy } = await import(new URL('../../consumer/dist/src/record/proxy.js', import.meta.url).href);
-const { parseAddress } = await import(new URL('../../consumer/dist/src/record/address.js', import.meta.url).href);
+const { RecordingProxy } = await import(new URL('../dist/src/record/proxy.js', import.meta.url).href);
+const { parseAddress } = await import(new URL('../dist/src/record/address.js', import.meta.url).href);
 
 const kafka = await useKafka({ log: (l) => console.error(`[broker] ${l}`) });
 const log = (l) => console.error(`[capture] ${l}`);

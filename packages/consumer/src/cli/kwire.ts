@@ -16,8 +16,8 @@ const COMMANDS: Record<string, Command> = {
     load: () => import('./consume.js'),
   },
   record: {
-    summary: 'a recording proxy between a Kafka client and a cluster: writes every request/response frame',
-    load: () => import('./record.js'),
+    summary: 'a recording proxy between a Kafka client and a cluster: writes every request/response frame (from @kwire/tools)',
+    load: () => toolCommand('record'),
   },
   perf: {
     summary: "measures kwire's throughput and latency on a topic of your cluster (the ConsumerPerformance of kwire)",
@@ -29,14 +29,17 @@ const COMMANDS: Record<string, Command> = {
   },
   decode: {
     summary: 'every Kafka frame of a capture or a pcap/pcapng file as readable JSON lines (from @kwire/tools)',
-    load: async () => {
-      const { loadToolCommand, TOOLS_MISSING } = await import('./tools.js');
-      const command = await loadToolCommand('decode');
-      if (!command) throw new Error(`decode: ${TOOLS_MISSING}`);
-      return command;
-    },
+    load: () => toolCommand('decode'),
   },
 };
+
+/** A command of @kwire/tools, or the error that says how to get it. */
+async function toolCommand(name: 'record' | 'conformance' | 'decode'): Promise<{ run(argv: string[]): Promise<number> }> {
+  const { loadToolCommand, TOOLS_MISSING } = await import('./tools.js');
+  const command = await loadToolCommand(name);
+  if (!command) throw new Error(`${name}: ${TOOLS_MISSING}`);
+  return command;
+}
 
 function version(): string {
   try {

@@ -1,4 +1,4 @@
-// The protocol tools (`kwire decode`, pcap input for `kwire conformance`) live in @kwire/tools,
+// The protocol tools (`kwire record`, `kwire conformance`, `kwire decode`) live in @kwire/tools,
 // which depends on this package, not the other way round. The kwire CLI finds them where they are
 // installed: as a package next to this one, or as the workspace sibling in a checkout of kwire.
 import { existsSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 export type ToolCommand = { run(argv: string[]): Promise<number> };
 
-/** @kwire/tools' command module `name` (decode, conformance), or undefined when it is not installed. */
-export async function loadToolCommand(name: 'decode' | 'conformance'): Promise<ToolCommand | undefined> {
+/** @kwire/tools' command module `name`, or undefined when it is not installed. */
+export async function loadToolCommand(name: 'record' | 'conformance' | 'decode'): Promise<ToolCommand | undefined> {
   // A variable specifier: the TypeScript project of this package does not reference @kwire/tools.
   const specifier = `@kwire/tools/cli/${name}`;
   try {

@@ -1,12 +1,13 @@
 // Against a real broker with a SASL_PLAINTEXT listener and an SSL listener that requires client
 // certificates (ssl.client.auth=required, a client certificate made here with keytool):
 //  - `kwire record` in front of the SASL listener with PLAIN and both SCRAM users: the capture
-//    holds no password bytes, and `kwire conformance` passes on it;
+//    holds no password bytes, and `kwire conformance` passes on it (both commands through the CLI
+//    as users run it; they are @kwire/tools', which the kwire command hands them to);
 //  - TLS: mutual TLS works, a missing client certificate is refused, a certificate for another
 //    host name is refused, servername goes out for host names and not for IP literals;
 //  - wrong listener for the settings: ssl against PLAINTEXT, plaintext against SSL, no sasl
 //    against SASL_PLAINTEXT: each a prompt error that says what to change.
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,6 @@ import { startKafka, type KafkaCluster } from '@kwire/broker';
 import { Metadata } from '@kwire/protocol';
 import { Connection, type ConnectionOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ConnectionError } from '../../src/errors.js';
-import { RecordingProxy } from '../../src/record/proxy.js';
 
 const run = promisify(execFile);
 const STORE_PASSWORD = 'kwire-client-store';
@@ -77,6 +77,29 @@ function address(bootstrap: string): { host: string; port: number } {
   return { host: host!, port: Number(port) };
 }
 
+const kwire = new URL('../../../bin/kwire.js', import.meta.url).pathname;
+
+/** `kwire record` as a child process: its listen address (its first line), and a stop that waits for its exit code. */
+async function startRecord(target: string, out: string): Promise<{ address: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [kwire, 'record', '--target', target, '--out', out, '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const address = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (c) => {
+      buf += c;
+      if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+    });
+    void exited.then((code) => reject(new Error(`kwire record exited ${code}`)));
+  });
+  return {
+    address,
+    stop: () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
 async function rejection(p: Promise<unknown>): Promise<Error> {
   try {
     await p;
@@ -88,7 +111,7 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
 
 test('kwire record before SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): no password on disk; kwire conformance passes', async () => {
   const out = join(work, 'capture');
-  const proxy = await RecordingProxy.start({ listen: { host: '127.0.0.1', port: 0 }, target: address(cluster.sasl!.bootstrap), out });
+  const proxy = await startRecord(cluster.sasl!.bootstrap.split(',')[0]!, out);
   const [host, port] = proxy.address.split(':');
   const users = cluster.sasl!.users;
   try {
@@ -100,7 +123,7 @@ test('kwire record before SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): 
       }
     }
   } finally {
-    await proxy.stop();
+    assert.is(await proxy.stop(), 0, 'kwire record exits cleanly on SIGINT');
   }
   const files = readdirSync(out);
   const all = Buffer.concat(files.map((f) => readFileSync(join(out, f))));
@@ -111,8 +134,6 @@ test('kwire record before SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): 
     assert.not.ok(all.includes(Buffer.from(u.password).toString('base64')));
   }
   for (const f of files) assert.is(statSync(join(out, f)).mode & 0o777, 0o600, f);
-  // The CLI, as a user runs it.
-  const kwire = new URL('../../../bin/kwire.js', import.meta.url).pathname;
   const r = spawnSync(process.execPath, [kwire, 'conformance', out], { encoding: 'utf8', timeout: 60_000 });
   assert.is(r.status, 0, `${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /SaslAuthenticate/);

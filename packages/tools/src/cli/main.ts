@@ -1,6 +1,8 @@
 // `kwire-tools <command>`: the protocol tools of @kwire/tools. The same commands are reachable as
-// `kwire decode` and `kwire conformance` from @kwire/consumer's CLI when this package is installed.
+// `kwire record`, `kwire conformance` and `kwire decode` from @kwire/consumer's CLI when this
+// package is installed.
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ run(argv: string[]): Promise<number> }> }> = {
+  record: { summary: 'a recording proxy between a Kafka client and a cluster: writes every request/response frame', load: () => import('./record.js') },
   decode: { summary: 'every Kafka frame of a capture folder or a pcap/pcapng file, as readable JSON lines', load: () => import('./decode.js') },
   conformance: { summary: 'decodes, re-encodes and compares every frame of capture folders and pcap/pcapng files', load: () => import('./conformance.js') },
 };

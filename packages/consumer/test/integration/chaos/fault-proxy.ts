@@ -1,6 +1,6 @@
 // A small TCP proxy in front of the cluster for one chaos member, with faults it can inject on
 // command. It listens once per broker; the broker addresses in Metadata and FindCoordinator
-// answers are replaced by its own listeners (record/rewrite.ts), so every connection the member
+// answers are replaced by its own listeners (rewriteAddresses below), so every connection the member
 // opens after bootstrap goes through it too. Faults:
 //   rst        every open socket is reset (TCP RST), both sides;
 //   blackhole  nothing is read or forwarded in either direction (new connections are accepted and
@@ -11,11 +11,53 @@
 // Frames are split with the protocol's FrameSplitter; requests are matched to answers in order
 // (Kafka answers in order per connection, and a consumer never sends acks=0 Produce).
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { ApiKey, FrameSplitter } from '@kwire/protocol';
-import { parseRequestHead, type RequestHead } from '../../../src/record/request-head.js';
-import { carriesAddresses, rewriteAddresses, type Address } from '../../../src/record/rewrite.js';
+import { ApiKey, decodeResponseFrame, encodeResponseFrame, FrameSplitter, readRequestHeaderStart, Reader, Writer } from '@kwire/protocol';
 
 const HOST = '127.0.0.1';
+
+interface Address {
+  host: string;
+  port: number;
+}
+
+/** What the proxy keeps of a request to read its answer. */
+interface RequestHead {
+  apiKey: number;
+  apiVersion: number;
+}
+
+function parseRequestHead(frame: Buffer): RequestHead {
+  const h = readRequestHeaderStart(new Reader(frame, 4));
+  if (h.apiKey < 0 || h.apiVersion < 0) throw new Error(`api key ${h.apiKey} version ${h.apiVersion} is not a Kafka request header`);
+  return { apiKey: h.apiKey, apiVersion: h.apiVersion };
+}
+
+/**
+ * A Metadata or FindCoordinator answer with its broker addresses mapped to the proxy's listeners,
+ * or null when it is another answer or nothing changed; throws when the frame does not decode.
+ * The kwire consumer speaks only versions of the codec, so decode, map and encode is all it takes.
+ * (The recording proxy of @kwire/tools, which faces any client, also splices the old versions; the
+ * consumer's tests cannot import it, since @kwire/tools is built on this package.)
+ */
+async function rewriteAddresses(head: RequestHead, frame: Buffer, map: (broker: Address) => Promise<Address>): Promise<Buffer | null> {
+  if (head.apiKey !== ApiKey.Metadata && head.apiKey !== ApiKey.FindCoordinator) return null;
+  const decoded = decodeResponseFrame(head.apiKey, head.apiVersion, frame);
+  const body = decoded.body as { brokers?: Address[]; coordinators?: Address[] } & Partial<Address>;
+  // FindCoordinator v0-3 answers one coordinator in the body itself; v4+ a list.
+  const entries = head.apiKey === ApiKey.Metadata ? body.brokers! : head.apiVersion < 4 ? [body as Address] : body.coordinators!;
+  let changed = false;
+  for (const e of entries) {
+    if (e.host === '' || e.port <= 0) continue; // error answers carry host "" and port -1
+    const to = await map({ host: e.host, port: e.port });
+    if (to.host === e.host && to.port === e.port) continue;
+    e.host = to.host;
+    e.port = to.port;
+    changed = true;
+  }
+  if (!changed) return null;
+  // A writer of its own: the frame outlives the next encode on the shared one.
+  return Buffer.from(encodeResponseFrame(head.apiKey, head.apiVersion, decoded.correlationId, decoded.body, new Writer(frame.length + 256), decoded.headerTaggedFields));
+}
 
 export type ProxyFault = 'rst' | 'blackhole' | 'latency' | 'cut-fetch';
 
@@ -175,9 +217,9 @@ class ProxyConnection {
   private async answer(head: RequestHead | undefined, frame: Buffer, due: number): Promise<void> {
     if (this.dead) return;
     let out = frame;
-    if (head && carriesAddresses(head.apiKey)) {
-      const r = await rewriteAddresses(head.apiKey, head.apiVersion, frame, (b) => this.proxy.listenerFor(b)).catch(() => null);
-      if (r) out = r.frame;
+    if (head) {
+      const r = await rewriteAddresses(head, frame, (b) => this.proxy.listenerFor(b)).catch(() => null);
+      if (r) out = r;
     }
     if (head?.apiKey === ApiKey.Fetch && out.length > 16 && this.proxy.takeCut()) {
       await this.forward(this.client, out.subarray(0, Math.floor(out.length / 2)), due);

@@ -15,7 +15,7 @@
 //     not waited for).
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { API_KEY_NAMES, ApiKey, FrameSplitter } from '@kwire/protocol';
-import { CaptureWriter, type AppendFile } from './capture-writer.js';
+import { CaptureWriter, type AppendFile } from '../capture/writer.js';
 import { ConnectionRedactor } from './redact.js';
 import { parseRequestHead, type RequestHead } from './request-head.js';
 import { carriesAddresses, rewriteAddresses, type Address } from './rewrite.js';

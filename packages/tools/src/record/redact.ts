@@ -20,7 +20,7 @@
 // 12 bytes decide), so redaction works even when the proxy's index tracker has given up on a
 // stream; non-SASL frames are written as the slices of the socket chunks they arrived in.
 import { decodeRequestFrame, decodeResponseFrame, FrameSplitter } from '@kwire/protocol';
-import type { AppendFile } from './capture-writer.js';
+import type { AppendFile } from '../capture/writer.js';
 
 const SASL_AUTHENTICATE = 36;
 const EMPTY = Buffer.alloc(0);

@@ -1,6 +1,7 @@
 // Acceptance: a fresh capture of a Java consumer group session through `kwire record` passes
-// `kwire conformance` on the first try. Both through the real CLI (bin/kwire.js): the recorder as
-// a child process stopped with SIGINT, the runner's exit code and table. The manifest's facts are
+// `kwire conformance` on the first try. Both through the real CLI as users run it (@kwire/consumer's
+// bin/kwire.js, which hands record and conformance to this package): the recorder as a child
+// process stopped with SIGINT, the runner's exit code and table. The manifest's facts are
 // what this test wrote and ran, not what our decoder read.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,8 @@ import * as assert from 'uvu/assert';
 import { consoleConsumer, consoleProducer, createTopic, useKafka, type TestKafka } from '@kwire/broker';
 import type { CaptureManifest } from '@kwire/protocol';
 
-const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../../bin/kwire.js');
+// dist/test/integration -> packages/consumer/bin.
+const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../consumer/bin/kwire.js');
 const run = Date.now().toString(36);
 let kafka: TestKafka;
 let dir: string;

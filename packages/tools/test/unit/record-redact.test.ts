@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeRequestFrame, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, formatReport, Metadata, runConformance, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
-import { Connection } from '../../src/connection/index.js';
-import type { AppendFile } from '../../src/record/capture-writer.js';
+import { Connection } from '@kwire/consumer';
+import type { AppendFile } from '../../src/capture/writer.js';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { ConnectionRedactor, scrubClientAuthBytes, scrubServerAuthBytes } from '../../src/record/redact.js';
-import { FakeBroker, metadataBody, type Handler } from './connection-fake-broker.js';
+import { FakeBroker, metadataBody, type Handler } from './fake-broker.js';
 
 const dirs: string[] = [];
 const brokers: FakeBroker[] = [];

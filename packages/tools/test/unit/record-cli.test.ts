@@ -1,5 +1,7 @@
-// The `kwire` command line (bin/kwire.js): the dispatcher, `kwire conformance` over the committed
-// fixtures (what CI runs, no broker), and the lifecycle of `kwire record`.
+// The command line of the tools, both ways users reach it: `kwire-tools` (this package's bin) and
+// `kwire` (@kwire/consumer's bin/kwire.js, which hands record, conformance and decode to this
+// package): the dispatchers, `kwire conformance` over the committed fixtures (what CI runs, no
+// broker), and the lifecycle of `kwire record`.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,35 +11,42 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const bin = resolve(here, '../../../bin/kwire.js');
+// dist/test/unit -> packages/tools/bin and packages/consumer/bin.
+const BINS = { 'kwire-tools': resolve(here, '../../../bin/kwire-tools.js'), kwire: resolve(here, '../../../../consumer/bin/kwire.js') };
 const fixtures = resolve(here, '../../../../../test-fixtures');
 const tmp = mkdtempSync(join(tmpdir(), 'kwire-cli-'));
 
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 
-function kwire(...args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 120_000 });
+function run(bin: keyof typeof BINS, args: string[]): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [BINS[bin], ...args], { encoding: 'utf8', timeout: 120_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
+const kwire = (...args: string[]) => run('kwire', args);
+const kwireTools = (...args: string[]) => run('kwire-tools', args);
 
-test('the dispatcher: usage lists the commands; unknown commands are refused', () => {
-  const none = kwire();
-  assert.is(none.code, 2);
-  assert.match(none.out, /kwire record|  record  /);
-  assert.match(none.out, /conformance/);
-  assert.is(kwire('--help').code, 0);
-  const unknown = kwire('consume-everything');
-  assert.is(unknown.code, 2);
-  assert.match(unknown.err, /unknown command "consume-everything"/);
-  assert.match(kwire('conformance', '--help').out, /usage: kwire conformance DIR/);
-  assert.match(kwire('record', '--help').out, /usage: kwire record --target/);
-  assert.is(kwire('record').code, 2);
-  assert.is(kwire('conformance').code, 2);
-  assert.is(kwire('conformance', join(tmp, 'nowhere')).code, 2);
-});
+for (const bin of Object.keys(BINS) as (keyof typeof BINS)[]) {
+  test(`the dispatcher of ${bin}: usage lists the commands; unknown commands are refused`, () => {
+    const cli = (...args: string[]) => run(bin, args);
+    const none = cli();
+    assert.is(none.code, 2);
+    assert.match(none.out, /kwire record|  record  /);
+    assert.match(none.out, /conformance/);
+    assert.match(none.out, /decode/);
+    assert.is(cli('--help').code, 0);
+    const unknown = cli('consume-everything');
+    assert.is(unknown.code, 2);
+    assert.match(unknown.err, /unknown command "consume-everything"/);
+    assert.match(cli('conformance', '--help').out, /usage: kwire conformance DIR/);
+    assert.match(cli('record', '--help').out, /usage: kwire record --target/);
+    assert.is(cli('record').code, 2);
+    assert.is(cli('conformance').code, 2);
+    assert.is(cli('conformance', join(tmp, 'nowhere')).code, 2);
+  });
+}
 
-test('kwire conformance test-fixtures: the table, full coverage, exit code 0', () => {
-  const r = kwire('conformance', fixtures);
+test('kwire conformance test-fixtures: the table, full coverage, exit code 0 (kwire-tools; kwire for --markdown and --json)', () => {
+  const r = kwireTools('conformance', fixtures);
   assert.is(r.code, 0, r.out + r.err);
   assert.match(r.out, /^API\s+v\s+frames\s+passed\s+failed\s+skipped\s+in scope\s+requests from$/m);
   assert.match(r.out, /67\/67 API versions passed as request and response, 8\/8 embedded structure versions \(full coverage required\)/);
@@ -62,7 +71,7 @@ test('kwire conformance on a damaged capture: exit code 1 and the reason', () =>
 test('kwire record: prints its address, stops on SIGINT, leaves a finished capture', async () => {
   const out = join(tmp, 'rec');
   // Nothing listens on the target: the proxy starts anyway and connections to it fail later.
-  const child = spawn(process.execPath, [bin, 'record', '--target', '127.0.0.1:1', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BINS.kwire, 'record', '--target', '127.0.0.1:1', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
   const address = await new Promise<string>((resolvePromise, reject) => {
     let buf = '';
     child.stdout!.on('data', (c) => {

@@ -1,6 +1,6 @@
 // Re-captures test-fixtures/ against the launcher's real brokers, through the recording proxy:
 //
-//   node_modules/.bin/tsc -b && node packages/consumer/dist/src/record/capture-fixtures.js [--out DIR] [--only SUBSTRING]...
+//   node_modules/.bin/tsc -b && node packages/tools/dist/scripts/capture-fixtures.js [--out DIR] [--only SUBSTRING]...
 //
 // Needs the JVM, Maven Central (the launcher resolves Kafka 4.4.0, 4.2.2 and 3.9.1) and Debian's kcat
 // (`apt-get install -y kcat`). CI never runs this: it checks the committed captures only.
@@ -17,14 +17,14 @@ import type { KafkaCluster, KafkaDistribution, KafkaTarget } from '@kwire/broker
 import { SUITE_FILE, type CaptureManifest, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
 import { captureKwireRequests, captureNotCoordinator } from './capture-kwire.js';
 import { captureJavaShare, captureKwireShare, warmShareGroups } from './capture-share.js';
-import { RecordingProxy } from './proxy.js';
-import { parseAddress } from './address.js';
+import { RecordingProxy } from '../src/record/proxy.js';
+import { parseAddress } from '../src/record/address.js';
 
 type Broker = typeof import('@kwire/broker');
 
 const JAVA = 'apache-kafka-java';
-/** kwire's own requests name the consumer package's version as their client software. */
-const KWIRE = { name: 'kwire', version: (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version };
+/** kwire's own requests name the consumer package's version as their client software (dist/scripts -> packages/consumer). */
+const KWIRE = { name: 'kwire', version: (JSON.parse(readFileSync(new URL('../../../consumer/package.json', import.meta.url), 'utf8')) as { version: string }).version };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`[capture] ${line}\n`);
 

@@ -12,7 +12,7 @@
 // once (it comes back with delivery count 2), closes the session and leaves.
 import type { KafkaDistribution, KafkaTarget } from '@kwire/broker';
 import { ApiKey, ErrorCode, randomUuid, ZERO_UUID, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
-import { createShareConsumer } from '../share-consumer.js';
+import { createShareConsumer } from '@kwire/consumer';
 import { RawClient } from './raw-client.js';
 
 interface Acquired {
