@@ -43,4 +43,3 @@ export { FrameSplitter, type FrameSink, type FrameSplitterOptions, type FrameSpl
 export { negotiateVersion, type BrokerVersionRange } from './versions.js';
 export * from './records/index.js';
 export * from './consumer-protocol.js';
-export * from './conformance/index.js';

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -9,9 +8,9 @@ const require = createRequire(import.meta.url);
  * (a known answer) before using it, and keep a JavaScript fallback.
  */
 export function loadAddon<T>(name: string): T | undefined {
-  // dist/src/native.js → the package root's build/Release.
+  // dist/src/native.js → the package root's build/Release. An addon that was not built is a
+  // require that fails (MODULE_NOT_FOUND), answered like one that does not load here.
   const path = new URL(`../../build/Release/${name}.node`, import.meta.url);
-  if (!existsSync(path)) return undefined;
   try {
     return require(path.pathname) as T;
   } catch {

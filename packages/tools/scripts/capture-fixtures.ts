@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import type { KafkaCluster, KafkaDistribution, KafkaTarget } from '@kwire/broker';
-import { SUITE_FILE, type CaptureManifest, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
+import { SUITE_FILE, type CaptureManifest, type RecordFact, type ScenarioFacts } from '../src/index.js';
 import { captureKwireRequests, captureNotCoordinator } from './capture-kwire.js';
 import { captureJavaShare, captureKwireShare, warmShareGroups } from './capture-share.js';
 import { RecordingProxy } from '../src/record/proxy.js';

@@ -2,19 +2,8 @@
 // including the versions no real peer sends any more (old ApiVersions, Metadata v9-11, Fetch
 // v12-15, ...), sent through the recording proxy to a real broker. The requests are ours; the
 // responses are the broker's. The facts returned are what these requests created and wrote.
-import {
-  ApiKey,
-  encodeConsumerProtocolAssignment,
-  encodeConsumerProtocolSubscription,
-  encodeRecordBatch,
-  ErrorCode,
-  randomUuid,
-  Writer,
-  ZERO_UUID,
-  type CompressionType,
-  type RecordFact,
-  type ScenarioFacts,
-} from '@kwire/protocol';
+import { ApiKey, encodeConsumerProtocolAssignment, encodeConsumerProtocolSubscription, encodeRecordBatch, ErrorCode, randomUuid, Writer, ZERO_UUID, type CompressionType } from '@kwire/protocol';
+import type { RecordFact, ScenarioFacts } from '../src/index.js';
 import { RawClient } from './raw-client.js';
 
 export interface KwireCaptureOptions {

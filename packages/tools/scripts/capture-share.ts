@@ -11,7 +11,8 @@
 // acquires (on ShareAcknowledge v1, then piggybacked on the next ShareFetch), releases one range
 // once (it comes back with delivery count 2), closes the session and leaves.
 import type { KafkaDistribution, KafkaTarget } from '@kwire/broker';
-import { ApiKey, ErrorCode, randomUuid, ZERO_UUID, type RecordFact, type ScenarioFacts } from '@kwire/protocol';
+import { ApiKey, ErrorCode, randomUuid, ZERO_UUID } from '@kwire/protocol';
+import type { RecordFact, ScenarioFacts } from '../src/index.js';
 import { createShareConsumer } from '@kwire/consumer';
 import { RawClient } from './raw-client.js';
 

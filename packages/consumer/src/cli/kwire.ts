@@ -1,7 +1,9 @@
 // `kwire <command> [options]`: the command-line tools shipped with the consumer package.
 //
 // Each command lives in its own module, loaded only when it runs, and exports `run(argv)`
-// returning the exit code. To add one, add an entry to COMMANDS.
+// returning the exit code. To add one, add an entry to COMMANDS. consume and perf are this
+// package's; record, conformance and decode are @kwire/tools' (which is built on this package, not
+// the other way round), run from here when it is installed.
 import { readFileSync } from 'node:fs';
 
 export interface Command {
@@ -24,8 +26,8 @@ const COMMANDS: Record<string, Command> = {
     load: () => import('./perf.js'),
   },
   conformance: {
-    summary: 'decodes, re-encodes and compares every frame of captures written by `kwire record` (and of pcap files, with @kwire/tools)',
-    load: () => import('./conformance.js'),
+    summary: 'decodes, re-encodes and compares every frame of captures written by `kwire record` and of pcap/pcapng files (from @kwire/tools)',
+    load: () => toolCommand('conformance'),
   },
   decode: {
     summary: 'every Kafka frame of a capture or a pcap/pcapng file as readable JSON lines (from @kwire/tools)',

@@ -3,7 +3,7 @@
 import { createWriteStream, mkdirSync, readdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CAPTURE_FORMAT, CAPTURE_FORMAT_VERSION, CAPTURE_INFO_FILE, INDEX_FILE, streamFileName, type CaptureInfo, type IndexLine, type StreamKind } from '@kwire/protocol';
+import { CAPTURE_FORMAT, CAPTURE_FORMAT_VERSION, CAPTURE_INFO_FILE, INDEX_FILE, streamFileName, type CaptureInfo, type IndexLine, type StreamKind } from './format.js';
 
 /**
  * An append-only file with a byte count. Writes are asynchronous (fs.WriteStream); `write` returns

@@ -1,8 +1,8 @@
 // `kwire conformance DIR|PCAP`: the conformance runner over capture folders and tcpdump files.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { formatMarkdownTable, formatReport } from '@kwire/protocol';
-import { runToolsConformance } from '../conformance.js';
+import { formatMarkdownTable, formatReport } from '../conformance/table.js';
+import { runToolsConformance } from '../conformance/inputs.js';
 
 const USAGE = `usage: kwire conformance DIR|PCAP [--require-full-coverage] [--verbose] [--markdown] [--json] [--port P]...
 

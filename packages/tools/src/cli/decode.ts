@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { findInputs } from '../conformance.js';
+import { findInputs } from '../conformance/inputs.js';
 import { type Conversation, type DecodedFrame, decodeConversation, summarize } from '../decode/decoder.js';
 import { readSource } from '../sources.js';
 

@@ -2,7 +2,7 @@
 // with the capture times the index gives for each frame it indexed.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCapture, streamFileName, type ConnectionLine, type ExchangeLine } from '@kwire/protocol';
+import { readCapture, streamFileName, type ConnectionLine, type ExchangeLine } from '../capture/format.js';
 import type { Conversation, StreamBytes } from './decoder.js';
 
 function readStream(dir: string, conn: number, kind: 'client' | 'broker'): Buffer {

@@ -4,19 +4,8 @@
 // boundary), and its exchanges are indexed from the frames.
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  CAPTURE_FORMAT,
-  CAPTURE_FORMAT_VERSION,
-  CAPTURE_INFO_FILE,
-  type ConnectionLine,
-  decodeRequestFrame,
-  type ExchangeLine,
-  INDEX_FILE,
-  MANIFEST_FILE,
-  streamFileName,
-  API_KEY_NAMES,
-  decodeRequestHeader,
-} from '@kwire/protocol';
+import { decodeRequestFrame, API_KEY_NAMES, decodeRequestHeader } from '@kwire/protocol';
+import { CAPTURE_FORMAT, CAPTURE_FORMAT_VERSION, CAPTURE_INFO_FILE, type ConnectionLine, type ExchangeLine, INDEX_FILE, MANIFEST_FILE, streamFileName } from '../capture/format.js';
 import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
 import { type Conversation, splitFrames } from '../decode/decoder.js';
 

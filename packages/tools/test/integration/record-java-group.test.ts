@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { consoleConsumer, consoleProducer, createTopic, useKafka, type TestKafka } from '@kwire/broker';
-import type { CaptureManifest } from '@kwire/protocol';
+import type { CaptureManifest } from '../../src/index.js';
 
 // dist/test/integration -> packages/consumer/bin.
 const bin = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../consumer/bin/kwire.js');

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
-import { ApiKey, decodeResponseFrame, encodeRequestFrame, formatReport, FrameSplitter, runConformance, streamFileName, ZERO_UUID, type ExchangeLine, type IndexLine } from '@kwire/protocol';
+import { ApiKey, decodeResponseFrame, encodeRequestFrame, FrameSplitter, ZERO_UUID } from '@kwire/protocol';
+import { formatReport, runConformance, streamFileName, type ExchangeLine, type IndexLine } from '../../src/index.js';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { parseAddress } from '../../src/record/address.js';
 

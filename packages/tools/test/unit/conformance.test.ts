@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { formatReport } from '@kwire/protocol';
+import { formatReport } from '../../src/index.js';
 import { conversationsFromPackets, decodeConversation, readPackets, runToolsConformance } from '../../src/index.js';
 import { rawPcapFile } from './pcap-builder.js';
 

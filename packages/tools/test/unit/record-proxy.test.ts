@@ -9,22 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  ApiKey,
-  decodeRequestFrame,
-  decodeRequestHeader,
-  decodeResponseFrame,
-  encodeRecordBatch,
-  encodeRequestFrame,
-  encodeResponseFrame,
-  formatReport,
-  FrameSplitter,
-  runConformance,
-  streamFileName,
-  Writer,
-  type ExchangeLine,
-  type IndexLine,
-} from '@kwire/protocol';
+import { ApiKey, decodeRequestFrame, decodeRequestHeader, decodeResponseFrame, encodeRecordBatch, encodeRequestFrame, encodeResponseFrame, FrameSplitter, Writer } from '@kwire/protocol';
+import { formatReport, runConformance, streamFileName, type ExchangeLine, type IndexLine } from '../../src/index.js';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { parseAddress } from '../../src/record/address.js';
 import { parseRequestHead } from '../../src/record/request-head.js';

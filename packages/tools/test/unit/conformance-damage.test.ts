@@ -8,20 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  API_DEFINITIONS,
-  ApiKey,
-  encodeRecordBatch,
-  encodeRequestFrame,
-  encodeResponseFrame,
-  formatReport,
-  requestFieldAt,
-  responseFieldAt,
-  runConformance,
-  streamFileName,
-  type ExchangeLine,
-  type IndexLine,
-} from '../../src/index.js';
+import { API_DEFINITIONS, ApiKey, encodeRecordBatch, encodeRequestFrame, encodeResponseFrame } from '@kwire/protocol';
+import { formatReport, requestFieldAt, responseFieldAt, runConformance, streamFileName, type ExchangeLine, type IndexLine } from '../../src/index.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../test-fixtures');
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 // The conformance report as text (for the terminal) or Markdown (for the README).
-import { API_DEFINITIONS } from '../messages/index.js';
+import { API_DEFINITIONS } from '@kwire/protocol';
 import type { ConformanceReport, TableRow } from './runner.js';
 
 function scopeOf(r: TableRow): string {

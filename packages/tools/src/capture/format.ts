@@ -14,7 +14,7 @@
 // leaves valid files (a cut-off tail), and a test can compare a stream with what a client sent.
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CompressionType } from '../compression/index.js';
+import type { CompressionType } from '@kwire/protocol';
 
 export const CAPTURE_FORMAT = 'kwire-capture';
 export const CAPTURE_FORMAT_VERSION = 1;

@@ -1,4 +1,4 @@
-// The conformance runner of @kwire/protocol over capture folders and tcpdump files alike, with the
+// The conformance runner (runner.ts) over capture folders and tcpdump files alike, with the
 // whole protocol. A pcap/pcapng file becomes a capture folder (src/pcap/to-capture.ts) in a
 // scratch folder that mirrors DIR, next to links to DIR's own capture folders, so one run of the
 // runner checks both and reports them under their paths in DIR. A pcap file's manifest is the
@@ -6,10 +6,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { type ConformanceOptions, type ConformanceReport, INDEX_FILE, MANIFEST_FILE, runConformance, SUITE_FILE } from '@kwire/protocol';
 import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
-import { pcapConversations, type PcapOptions } from './pcap/conversations.js';
-import { writeCapture } from './pcap/to-capture.js';
+import { INDEX_FILE, MANIFEST_FILE, SUITE_FILE } from '../capture/format.js';
+import { pcapConversations, type PcapOptions } from '../pcap/conversations.js';
+import { writeCapture } from '../pcap/to-capture.js';
+import { type ConformanceOptions, type ConformanceReport, runConformance } from './runner.js';
 
 export const PCAP_EXTENSIONS = ['.pcap', '.pcapng', '.cap'];
 

@@ -1,10 +1,7 @@
 // The records inside Fetch responses and Produce requests: the frame codec treats them as opaque
 // bytes, so the runner decodes them separately (CRC, decompression, every record) and rebuilds each
 // batch with our encoder to compare bytes.
-import { isKafkaProtocolError, toProtocolError } from '../errors.js';
-import { encodeRecordBatch, type RecordInput } from '../records/encode.js';
-import { RECORD_BATCH_OVERHEAD, readRecordBatches, type RecordBatch } from '../records/record-batch.js';
-import type { CompressionType } from '../compression/index.js';
+import { isKafkaProtocolError, toProtocolError, encodeRecordBatch, RECORD_BATCH_OVERHEAD, readRecordBatches, type RecordInput, type RecordBatch, type CompressionType } from '@kwire/protocol';
 import { firstDifference } from './trace.js';
 
 /** A decoded record, kept for the manifest's facts. */

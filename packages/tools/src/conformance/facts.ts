@@ -1,9 +1,8 @@
 // The manifest's facts against what the decoded frames say. The facts come from the scenario (what
 // the capture script created, wrote and ran), so a decoder that reads the wrong field, the wrong
 // record or the wrong error code fails here even when it re-encodes its own mistake byte for byte.
-import { ErrorCode } from '../error-codes.js';
-import type { ConsumerProtocolAssignment } from '../messages/consumer-protocol-assignment.js';
-import type { RecordFact, ScenarioFacts, TopicRecordsFact } from './format.js';
+import { ErrorCode, type ConsumerProtocolAssignment } from '@kwire/protocol';
+import type { RecordFact, ScenarioFacts, TopicRecordsFact } from '../capture/format.js';
 import type { ExchangeOutcome, RecordsSeen } from './exchange.js';
 import type { SeenBatch, SeenRecord } from './records.js';
 

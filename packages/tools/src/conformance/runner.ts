@@ -3,14 +3,10 @@
 // and the coverage of the codec's scope.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { API_DEFINITIONS } from '../messages/index.js';
-import { ConsumerProtocolAssignmentData } from '../messages/consumer-protocol-assignment.js';
-import { ConsumerProtocolSubscriptionData } from '../messages/consumer-protocol-subscription.js';
-import { API_KEY_NAMES } from '../api-keys.js';
-import type { ApiDefinitions } from '../frames.js';
+import { API_DEFINITIONS, ConsumerProtocolAssignmentData, ConsumerProtocolSubscriptionData, API_KEY_NAMES, type ApiDefinitions } from '@kwire/protocol';
 import { checkExchange, type ExchangeContext, type FrameOutcome, type FrameProblem } from './exchange.js';
 import { FactCollector, type FactResult } from './facts.js';
-import { INDEX_FILE, readCapture, StreamFile, SUITE_FILE, type CaptureManifest, type ExchangeLine, type StreamKind, type SuiteSettings } from './format.js';
+import { INDEX_FILE, readCapture, StreamFile, SUITE_FILE, type CaptureManifest, type ExchangeLine, type StreamKind, type SuiteSettings } from '../capture/format.js';
 
 export interface ConformanceOptions {
   /**

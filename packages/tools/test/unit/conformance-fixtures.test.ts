@@ -8,8 +8,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALL_API_DEFINITIONS } from '../../src/all-apis/index.js';
-import { API_DEFINITIONS, conformanceScope, formatMarkdownTable, formatReport, runConformance, type CaptureManifest, type ConformanceReport } from '../../src/index.js';
+import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
+import { API_DEFINITIONS } from '@kwire/protocol';
+import { conformanceScope, formatMarkdownTable, formatReport, runConformance, type CaptureManifest, type ConformanceReport } from '../../src/index.js';
 
 // dist/test/unit -> the repository root
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../test-fixtures');

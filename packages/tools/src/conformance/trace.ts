@@ -4,10 +4,7 @@
 // generated decoders add the field name and array index to an error on its way out (`atPath`), so
 // the error that reaches us carries the full path, e.g. "topics/0/partitions/2/fetchOffset". No
 // tracing code in the decoders, and nothing to keep in step with the generator.
-import { KafkaProtocolError, isKafkaProtocolError } from '../errors.js';
-import { readHeaderTags, readResponseHeader, responseHeaderVersion } from '../header.js';
-import type { ApiDefinition, DataDefinition } from '../messages/runtime.js';
-import { Reader } from '../primitives/reader.js';
+import { KafkaProtocolError, isKafkaProtocolError, readHeaderTags, readResponseHeader, responseHeaderVersion, Reader, type ApiDefinition, type DataDefinition } from '@kwire/protocol';
 
 const TRAPPED = 'kwire.conformance.trapped';
 

@@ -6,8 +6,9 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALL_API_DEFINITIONS } from '../../src/all-apis/index.js';
-import { API_DEFINITIONS, decodeResponseFrame, formatMarkdownTable, formatReport, readCapture, runConformance, StreamFile, type ConformanceReport, type ExchangeLine } from '../../src/index.js';
+import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
+import { API_DEFINITIONS, decodeResponseFrame } from '@kwire/protocol';
+import { formatMarkdownTable, formatReport, readCapture, runConformance, StreamFile, type ConformanceReport, type ExchangeLine } from '../../src/index.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../test-fixtures');
 

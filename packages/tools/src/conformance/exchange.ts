@@ -1,14 +1,23 @@
 // One recorded exchange through the codec: decode the request and the response, re-encode both,
 // compare bytes; decode the records and the consumer protocol's embedded structures they carry.
-import { toProtocolError } from '../errors.js';
-import { type ApiDefinitions, decodeRequestFrame, decodeRequestHeader, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame } from '../frames.js';
-import { API_DEFINITIONS } from '../messages/index.js';
-import { ConsumerProtocolAssignmentData, type ConsumerProtocolAssignment } from '../messages/consumer-protocol-assignment.js';
-import { ConsumerProtocolSubscriptionData } from '../messages/consumer-protocol-subscription.js';
-import type { ApiDefinition, DataDefinition } from '../messages/runtime.js';
-import { Reader } from '../primitives/reader.js';
-import { Writer } from '../primitives/writer.js';
-import type { ExchangeLine, FrameRef } from './format.js';
+import {
+  toProtocolError,
+  decodeRequestFrame,
+  decodeRequestHeader,
+  decodeResponseFrame,
+  encodeRequestFrame,
+  encodeResponseFrame,
+  API_DEFINITIONS,
+  ConsumerProtocolAssignmentData,
+  ConsumerProtocolSubscriptionData,
+  Reader,
+  Writer,
+  type ApiDefinitions,
+  type ConsumerProtocolAssignment,
+  type ApiDefinition,
+  type DataDefinition,
+} from '@kwire/protocol';
+import type { ExchangeLine, FrameRef } from '../capture/format.js';
 import { checkRecordBytes, type RecordsCheck, type SeenBatch } from './records.js';
 import { dataFieldAt, firstDifference, requestFieldAt, responseFieldAt } from './trace.js';
 

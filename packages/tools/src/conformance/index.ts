@@ -28,7 +28,7 @@ export {
   type GroupFact,
   type SuiteSettings,
   type Capture,
-} from './format.js';
+} from '../capture/format.js';
 export { requestFieldAt, responseFieldAt, dataFieldAt, firstDifference, type FieldLocation } from './trace.js';
 export { checkRecordBytes, type RecordsCheck, type SeenBatch, type SeenRecord } from './records.js';
 export { checkExchange, sameValue, type ExchangeOutcome, type FrameOutcome, type FrameProblem, type ExchangeContext, type EmbeddedOutcome, type RecordsSeen } from './exchange.js';
@@ -45,3 +45,4 @@ export {
   type CoverageItem,
 } from './runner.js';
 export { formatReport, formatMarkdownTable } from './table.js';
+export { runToolsConformance, findInputs, isPcapFile, PCAP_EXTENSIONS, type ToolsConformanceOptions } from './inputs.js';
