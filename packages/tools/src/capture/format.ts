@@ -1,5 +1,6 @@
-// The capture format that `kwire record` writes and `kwire conformance` reads (documented for
-// people in test-fixtures/README.md). One folder per capture:
+// The capture format that `kwire record` writes (writer.ts beside this file) and `kwire
+// conformance` and `kwire decode` read (here; documented for people in test-fixtures/README.md).
+// One folder per capture:
 //
 //   capture.json              CaptureInfo: format version, target, listeners, start/stop times
 //   index.jsonl               one IndexLine per line: connections, exchanges, closes, listeners

@@ -1,5 +1,5 @@
-// Writes a capture folder in the format of @kwire/protocol's conformance module (format.ts there;
-// documented in test-fixtures/README.md): capture.json, index.jsonl and the raw streams.
+// Writes a capture folder in the format that format.ts beside it defines and reads (documented in
+// test-fixtures/README.md): capture.json, index.jsonl and the raw streams.
 import { createWriteStream, mkdirSync, readdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
