@@ -9,13 +9,7 @@ import { describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer, DeserializationError, type Consumer, type ConsumerBatch } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 import { within } from './waits.js';
-
-/** `promise`, or a failure naming `what` after `ms`. */
-function by<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
+import { settlesWithin } from '../settles.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -52,7 +46,7 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   const c = member(groupId);
   await c.subscribe({ topics: [topic] });
   const it = c[Symbol.asyncIterator]();
-  const first = (await by(it.next(), 30_000, 'the first batch')).value as ConsumerBatch;
+  const first = (await settlesWithin(it.next(), 30_000, 'the first batch')).value as ConsumerBatch;
   assert.equal(
     first.records.map((r) => r.value),
     [{ n: 0 }, { n: 1 }],
@@ -60,7 +54,7 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   );
   let err: unknown;
   try {
-    await by(it.next(), 30_000, 'the failure');
+    await settlesWithin(it.next(), 30_000, 'the failure');
   } catch (e) {
     err = e;
   }

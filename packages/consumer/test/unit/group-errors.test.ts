@@ -9,14 +9,9 @@ import * as assert from 'uvu/assert';
 import { ApiKey, ErrorCode } from '@kwire/protocol';
 import { CommitFailedError, createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
 import { FakeCluster } from './fake-cluster.js';
+import { settlesWithin } from '../settles.js';
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
-
-const event = (c: Consumer, name: 'lost' | 'revoked' | 'assigned' | 'joined', what: string = name) => within(once(c, name) as Promise<[Record<string, unknown>]>, 15_000, `the ${what} event`);
+const event = (c: Consumer, name: 'lost' | 'revoked' | 'assigned' | 'joined', what: string = name) => settlesWithin(once(c, name) as Promise<[Record<string, unknown>]>, 15_000, `the ${what} event`);
 
 async function setUp(extra: Record<string, unknown> = {}): Promise<{ cluster: FakeCluster; c: Consumer; batch: ConsumerBatch }> {
   const cluster = await FakeCluster.start();
@@ -37,7 +32,7 @@ async function setUp(extra: Record<string, unknown> = {}): Promise<{ cluster: Fa
   });
   await c.subscribe({ topics: ['t'] });
   const it = c[Symbol.asyncIterator]();
-  const { value } = await within(it.next(), 15_000, 'the first batch');
+  const { value } = await settlesWithin(it.next(), 15_000, 'the first batch');
   return { cluster, c, batch: value as ConsumerBatch };
 }
 
@@ -52,7 +47,7 @@ test('commit answered NOT_COORDINATOR: the coordinator is looked up again and th
     batch.release();
     const finds = cluster.broker.of(ApiKey.FindCoordinator).length;
     cluster.inject(ApiKey.OffsetCommit, ErrorCode.NOT_COORDINATOR);
-    await within(c.commitSync(), 10_000, 'commitSync');
+    await settlesWithin(c.commitSync(), 10_000, 'commitSync');
     assert.ok(cluster.broker.of(ApiKey.FindCoordinator).length > finds, 'FindCoordinator again');
     assert.is(cluster.committed.get('t\u00000')?.offset, 10n);
     assert.is(cluster.broker.of(ApiKey.OffsetCommit).length, 2, 'refused once, then committed');
@@ -68,7 +63,7 @@ for (const code of [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATIO
       batch.release();
       const joins = cluster.broker.of(ApiKey.JoinGroup).length;
       cluster.inject(ApiKey.OffsetCommit, code);
-      const err = await within(
+      const err = await settlesWithin(
         c.commitSync().then(
           () => undefined,
           (e: unknown) => e,
@@ -79,7 +74,7 @@ for (const code of [ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATIO
       assert.instance(err, CommitFailedError);
       assert.is((err as CommitFailedError).errorCode, code);
       assert.is(cluster.committed.get('t\u00000'), undefined, 'nothing committed');
-      await within(
+      await settlesWithin(
         (async () => {
           while (cluster.broker.of(ApiKey.JoinGroup).length === joins) await new Promise((r) => setTimeout(r, 20));
         })(),
@@ -121,7 +116,7 @@ for (const [name, code] of [
       assert.is(cluster.committed.get('t\u00000'), undefined, 'a lost partition is not committed');
       await event(c, 'assigned', 'assigned again');
       const it = c[Symbol.asyncIterator]();
-      const { value } = await within(it.next(), 15_000, 'a batch after rejoining');
+      const { value } = await settlesWithin(it.next(), 15_000, 'a batch after rejoining');
       assert.is((value as ConsumerBatch).firstOffset, 0n, 'nothing was committed: the group starts over');
       const rejoin = cluster.broker.of(ApiKey.JoinGroup)[joinsBefore]!.body as { memberId: string };
       // UNKNOWN_MEMBER_ID: the id is gone, join as a new member; ILLEGAL_GENERATION: same member.
@@ -171,7 +166,7 @@ test('KIP-848: a commit answered STALE_MEMBER_EPOCH is a CommitFailedError and c
   try {
     batch.release();
     cluster.inject(ApiKey.OffsetCommit, ErrorCode.STALE_MEMBER_EPOCH);
-    const err = await within(
+    const err = await settlesWithin(
       c.commitSync().then(
         () => undefined,
         (e: unknown) => e,
@@ -181,7 +176,7 @@ test('KIP-848: a commit answered STALE_MEMBER_EPOCH is a CommitFailedError and c
     );
     assert.instance(err, CommitFailedError);
     assert.is(cluster.committed.get('t\u00000'), undefined);
-    await within(c.commitSync(), 10_000, 'the next commit');
+    await settlesWithin(c.commitSync(), 10_000, 'the next commit');
     assert.is(cluster.committed.get('t\u00000')?.offset, 10n, 'the next commit goes through');
   } finally {
     await tearDown(cluster, c);
@@ -205,7 +200,7 @@ for (const groupProtocol of ['classic', 'consumer'] as const) {
         // busy: no timer, no socket runs
       }
       const it = c[Symbol.asyncIterator]();
-      const next = await within(it.next(), 15_000, 'a batch after the freeze');
+      const next = await settlesWithin(it.next(), 15_000, 'a batch after the freeze');
       order.push(`batch from ${(next.value as ConsumerBatch).firstOffset}`);
       assert.is(order[0], 'lost', `the partitions were lost before anything was delivered: ${order.join(', ')}`);
     } finally {

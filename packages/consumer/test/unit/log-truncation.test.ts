@@ -7,20 +7,14 @@ import * as assert from 'uvu/assert';
 import { ApiKey } from '@kwire/protocol';
 import { createConsumer, LogTruncationError, type Consumer, type ConsumedRecord, type PositionChange } from '../../src/index.js';
 import { FakeCluster } from './fake-cluster.js';
-
-/** `promise`, or a failure naming `what` after `ms` (uvu has no per-test timeout). */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)));
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
+import { settlesWithin } from '../settles.js';
 
 /** The next `n` records as "offset:epoch" (the fake's values end in -e<epoch>); each one finished. */
 async function records(c: Consumer, n: number): Promise<string[]> {
   const out: string[] = [];
   const it = c.records<unknown, string>()[Symbol.asyncIterator]();
   while (out.length < n) {
-    const next = await within(it.next(), 15_000, `record ${out.length + 1} of ${n}`);
+    const next = await settlesWithin(it.next(), 15_000, `record ${out.length + 1} of ${n}`);
     if (next.done) break;
     const r = next.value as ConsumedRecord<unknown, string>;
     out.push(`${r.offset}:${r.value.slice(r.value.lastIndexOf('-') + 1)}`);
@@ -46,17 +40,17 @@ test('a Fetch answered with a diverging epoch moves the position to the divergen
     const it = c.records<unknown, string>()[Symbol.asyncIterator]();
     const first: string[] = [];
     while (first.length < 10) {
-      const r = (await within(it.next(), 15_000, 'a record')).value as ConsumedRecord<unknown, string>;
+      const r = (await settlesWithin(it.next(), 15_000, 'a record')).value as ConsumedRecord<unknown, string>;
       first.push(`${r.offset}`);
     }
-    const truncated = within(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
+    const truncated = settlesWithin(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
     cluster.electUnclean('t', 0, 6);
     cluster.append('t', 0, 4);
     const [change] = await truncated;
     assert.equal([change.from, change.to, change.why], [10n, 6n, 'log-truncation']);
     const again: string[] = [];
     while (again.length < 4) {
-      const r = (await within(it.next(), 15_000, 'a record')).value as ConsumedRecord<unknown, string>;
+      const r = (await settlesWithin(it.next(), 15_000, 'a record')).value as ConsumedRecord<unknown, string>;
       again.push(`${r.offset}:${r.value.slice(r.value.lastIndexOf('-') + 1)}`);
     }
     assert.equal(again, expected(6, 10, 1), 'the records the new leader holds at 6..9, read again');
@@ -84,7 +78,7 @@ test('a leader change is validated with OffsetForLeaderEpoch before fetching on'
   try {
     await c.assign([{ topic: 't', partition: 0, offset: 0 }]);
     assert.equal(await records(c, 10), expected(0, 10, 3));
-    const truncated = within(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
+    const truncated = settlesWithin(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
     cluster.electUnclean('t', 0, 7);
     cluster.append('t', 0, 3);
     const [change] = await truncated;
@@ -113,7 +107,7 @@ test('auto.offset.reset none: a truncation is a LogTruncationError naming the di
     cluster.electUnclean('t', 0, 4);
     let thrown: unknown;
     try {
-      await within(
+      await settlesWithin(
         (async () => {
           for await (const batch of c) void batch;
         })(),
@@ -140,7 +134,7 @@ test('a committed offset restored with its leader epoch is validated: a truncati
   cluster.append('t', 0, 8);
   const c = consumer(cluster, { groupId: 'g', heartbeatIntervalMs: 200 });
   try {
-    const truncated = within(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
+    const truncated = settlesWithin(once(c, 'log-truncation') as Promise<[PositionChange]>, 15_000, 'the log-truncation event');
     await c.subscribe({ topics: ['t'] });
     const [change] = await truncated;
     assert.equal([change.from, change.to], [10n, 5n]);
