@@ -5,6 +5,7 @@ import { ConsumerMeter, type GroupMetrics, type RecordLatency } from './metrics/
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
 import { resolveConfig, type ConsumerConfig, type DeserializedKey, type DeserializedValue, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
+import { clientPoolOptions } from './connection/broker-pool.js';
 import { BrokerResponseError, ClosedError, ConfigError, type DeserializationError } from './errors.js';
 import { resolveAssignors } from './group/assignors/index.js';
 import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subscription } from './group/group-manager.js';
@@ -119,18 +120,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // (maxBufferedBytes 4 MiB) could keep nothing, allocated a fresh 4 MiB frame per Fetch, and
     // spent 0.73 s of 2.9 CPU seconds in GC over 1.5 GB (64k records/s of 10 KB against 140k).
     this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(2 * c.maxBufferedBytes + 16 * 1024 * 1024, 256 * 1024 * 1024) });
-    this.pool = new BrokerPool({
-      framePool: this.bufferPool,
-      bootstrapServers: c.bootstrapServers.map((b) => `${b.host}:${b.port}`),
-      clientId: c.clientId,
-      requestTimeoutMs: c.requestTimeoutMs,
-      socketConnectionSetupTimeoutMs: c.socketConnectionSetupTimeoutMs,
-      reconnectBackoffMs: c.reconnectBackoffMs,
-      reconnectBackoffMaxMs: c.reconnectBackoffMaxMs,
-      ssl: c.ssl,
-      sasl: c.sasl,
-      logger: c.logger,
-    });
+    this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
     this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
     this.fetcher = new Fetcher({

@@ -3,6 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { MetadataCache } from './cluster/metadata.js';
 import { BrokerPool } from './connection/index.js';
+import { clientPoolOptions } from './connection/broker-pool.js';
 import { ClosedError, ConfigError, KafkaError } from './errors.js';
 import { deserializerFor, type RecordContext } from './records.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
@@ -97,18 +98,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     this.config = resolveShareConfig(config);
     const c = this.config;
     this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(2 * c.fetchMaxBytes + 16 * 1024 * 1024, 256 * 1024 * 1024) });
-    this.pool = new BrokerPool({
-      framePool: this.bufferPool,
-      bootstrapServers: c.bootstrapServers.map((b) => `${b.host}:${b.port}`),
-      clientId: c.clientId,
-      requestTimeoutMs: c.requestTimeoutMs,
-      socketConnectionSetupTimeoutMs: c.socketConnectionSetupTimeoutMs,
-      reconnectBackoffMs: c.reconnectBackoffMs,
-      reconnectBackoffMaxMs: c.reconnectBackoffMaxMs,
-      ssl: c.ssl,
-      sasl: c.sasl,
-      logger: c.logger,
-    });
+    this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
     const self = this;
     this.membership = new ShareMembership({

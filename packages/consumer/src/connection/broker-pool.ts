@@ -70,6 +70,28 @@ interface Entry {
   authError: Error | undefined;
 }
 
+/** What a client's resolved configuration (the consumer's, the share consumer's) says of its connections. */
+export type ClientConnectionSettings = Pick<
+  BrokerPoolOptions,
+  'clientId' | 'requestTimeoutMs' | 'socketConnectionSetupTimeoutMs' | 'reconnectBackoffMs' | 'reconnectBackoffMaxMs' | 'ssl' | 'sasl' | 'logger'
+> & { bootstrapServers: readonly { host: string; port: number }[] };
+
+/** The pool options of a client: its connection settings, and the frame pool it shares with its record decoder. */
+export function clientPoolOptions(c: ClientConnectionSettings, framePool: NonNullable<BrokerPoolOptions['framePool']>): BrokerPoolOptions {
+  return {
+    framePool,
+    bootstrapServers: c.bootstrapServers.map((b) => `${b.host}:${b.port}`),
+    clientId: c.clientId,
+    requestTimeoutMs: c.requestTimeoutMs,
+    socketConnectionSetupTimeoutMs: c.socketConnectionSetupTimeoutMs,
+    reconnectBackoffMs: c.reconnectBackoffMs,
+    reconnectBackoffMaxMs: c.reconnectBackoffMaxMs,
+    ssl: c.ssl,
+    sasl: c.sasl,
+    logger: c.logger,
+  };
+}
+
 export class BrokerPool {
   private readonly options: BrokerPoolOptions;
   private readonly bootstrapServers: { host: string; port: number }[];
