@@ -1,6 +1,6 @@
 // `kwire conformance DIR|PCAP`: the conformance runner over capture folders and tcpdump files.
-import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { brokerPorts, onePath, usageError } from './args.js';
 import { formatMarkdownTable, formatReport } from '../conformance/table.js';
 import { runToolsConformance } from '../conformance/inputs.js';
 
@@ -40,26 +40,16 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    process.stderr.write(`kwire conformance: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
+    return usageError('conformance', err, USAGE);
   }
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (positionals.length !== 1) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  const path = positionals[0]!;
-  if (!existsSync(path)) {
-    process.stderr.write(`kwire conformance: ${path} does not exist\n`);
-    return 2;
-  }
+  const path = onePath('conformance', values.help, positionals, USAGE);
+  if (typeof path === 'number') return path;
+  const ports = brokerPorts('conformance', values.port);
+  if (ports === 2) return 2;
   const report = runToolsConformance(path, {
     ...(values['require-full-coverage'] ? { requireFullCoverage: true } : {}),
-    ...(values.port ? { ports: values.port.map(Number) } : {}),
+    ...(ports ? { ports } : {}),
   });
   if (values.json) process.stdout.write(`${JSON.stringify(report, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
   else if (values.markdown) process.stdout.write(formatMarkdownTable(report));

@@ -1,7 +1,7 @@
 // `kwire decode CAPTURE|PCAP [--api NAME] [--json]`: every frame of a capture as one line.
-import { existsSync } from 'node:fs';
 import { basename, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { brokerPorts, onePath, usageError } from './args.js';
 import { findInputs } from '../conformance/inputs.js';
 import { type Conversation, type DecodedFrame, decodeConversation, summarize } from '../decode/decoder.js';
 import { readSource } from '../sources.js';
@@ -49,28 +49,13 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
   } catch (err) {
-    process.stderr.write(`kwire decode: ${(err as Error).message}\n\n${USAGE}`);
-    return 2;
+    return usageError('decode', err, USAGE);
   }
   const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (positionals.length !== 1) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  const path = positionals[0]!;
-  if (!existsSync(path)) {
-    process.stderr.write(`kwire decode: ${path} does not exist\n`);
-    return 2;
-  }
-  const ports = values.port?.map(Number);
-  if (ports?.some((p) => !(p > 0 && p < 65536))) {
-    process.stderr.write(`kwire decode: --port takes a TCP port\n`);
-    return 2;
-  }
+  const path = onePath('decode', values.help, positionals, USAGE);
+  if (typeof path === 'number') return path;
+  const ports = brokerPorts('decode', values.port);
+  if (ports === 2) return 2;
   // A folder of captures (test-fixtures/) decodes each capture and pcap file under it in turn.
   const { captures, pcaps } = findInputs(path);
   const inputs = captures.length + pcaps.length === 0 ? [path] : [...captures, ...pcaps];
