@@ -4,6 +4,7 @@ import { BrokerResponseError, RequestTimeoutError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { TopicPartition } from '../state/subscription-state.js';
 import type { MetadataCache } from './metadata.js';
+import { groupBy } from '../group-by.js';
 
 /** ListOffsets' special timestamps. */
 export const EARLIEST_TIMESTAMP = -2n;
@@ -63,12 +64,7 @@ export async function lookUpOffsets(
         try {
           if (!broker) throw new Error(`broker ${nodeId} unknown`);
           const conn = await pool.get({ host: broker.host, port: broker.port, nodeId }, 'data');
-          const byTopic = new Map<string, typeof list>();
-          for (const item of list) {
-            let l = byTopic.get(item.tp.topic);
-            if (!l) byTopic.set(item.tp.topic, (l = []));
-            l.push(item);
-          }
+          const byTopic = groupBy(list, (item) => item.tp.topic);
           const res = await conn.request(ListOffsets, {
             replicaId: -1,
             isolationLevel: options.isolationLevel === 'read_committed' ? 1 : 0,

@@ -25,6 +25,7 @@ import { LatencyWindow } from './latency.js';
 import type { PartitionState } from '../state/partition-state.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
+import { groupBy } from '../group-by.js';
 
 /** Partition errors after which the metadata is stale and the partition waits for a new leader. */
 const REFRESH_METADATA = new Set<number>([
@@ -562,12 +563,7 @@ export class Fetcher {
         parts.forEach(retryLater);
         return;
       }
-      const topics = new Map<string, PartitionState[]>();
-      for (const p of parts) {
-        let l = topics.get(p.topic);
-        if (!l) topics.set(p.topic, (l = []));
-        l.push(p);
-      }
+      const topics = groupBy(parts, (p) => p.topic);
       const res = await conn.request(OffsetForLeaderEpoch, {
         replicaId: -1,
         topics: [...topics].map(([topic, list]) => ({
@@ -626,12 +622,7 @@ export class Fetcher {
         for (const p of parts) p.backoffUntil = Date.now() + config.retryBackoffMs;
         return;
       }
-      const topics = new Map<string, PartitionState[]>();
-      for (const p of parts) {
-        let l = topics.get(p.topic);
-        if (!l) topics.set(p.topic, (l = []));
-        l.push(p);
-      }
+      const topics = groupBy(parts, (p) => p.topic);
       const res = await conn.request(ListOffsets, {
         replicaId: -1,
         isolationLevel: config.isolationLevel === 'read_committed' ? 1 : 0,

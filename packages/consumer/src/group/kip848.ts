@@ -5,6 +5,7 @@ import { withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import { difference, FatalGroupError, leaveTimeoutMs, MembershipLifecycle, type GroupIdentity, type MembershipHost } from './membership.js';
 import type { TopicPartition } from './offsets.js';
+import { groupBy } from '../group-by.js';
 
 const FATAL = new Set<number>([
   ErrorCode.FENCED_INSTANCE_ID,
@@ -138,13 +139,11 @@ export class ConsumerGroupMembership extends MembershipLifecycle {
     const owned = host.owned();
     const signature = this.ownedSignature();
     const reportOwned = this.full || signature !== this.lastReported;
-    const byTopic = new Map<string, number[]>();
-    for (const tp of owned) {
-      const id = metadata.topics.get(tp.topic)?.topicId ?? ZERO_UUID;
-      let l = byTopic.get(id);
-      if (!l) byTopic.set(id, (l = []));
-      l.push(tp.partition);
-    }
+    const byTopic = groupBy(
+      owned,
+      (tp) => metadata.topics.get(tp.topic)?.topicId ?? ZERO_UUID,
+      (tp) => tp.partition,
+    );
     const pattern = host.subscribedPattern();
     const full = this.full;
     // The session is renewed as of when the coordinator read the request: no earlier than now. A

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import { remaining, withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import type { TopicPartition } from '@kwire/protocol';
+import { groupBy } from '../group-by.js';
 
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
 export type { TopicPartition } from '@kwire/protocol';
@@ -123,12 +124,7 @@ export class OffsetStore {
    */
   async commit(offsets: readonly OffsetToCommit[], identity: CommitIdentity, deadline = Infinity, stillCurrent: () => boolean = () => true): Promise<void> {
     if (offsets.length === 0) return;
-    const byTopic = new Map<string, OffsetToCommit[]>();
-    for (const o of offsets) {
-      let l = byTopic.get(o.topic);
-      if (!l) byTopic.set(o.topic, (l = []));
-      l.push(o);
-    }
+    const byTopic = groupBy(offsets, (o) => o.topic);
     for (let attempt = 0; ; attempt++) {
       const conn = await this.coordinator.connection(deadline);
       // A retry after the member lost its partitions and joined again would land offsets from before
@@ -198,11 +194,9 @@ export class OffsetStore {
 }
 
 function groupByTopic(partitions: readonly TopicPartition[]): Map<string, number[]> {
-  const m = new Map<string, number[]>();
-  for (const p of partitions) {
-    let l = m.get(p.topic);
-    if (!l) m.set(p.topic, (l = []));
-    l.push(p.partition);
-  }
-  return m;
+  return groupBy(
+    partitions,
+    (p) => p.topic,
+    (p) => p.partition,
+  );
 }
