@@ -4,7 +4,9 @@
 //      LTS, fetched from the npm registry as the `node` package);
 //   3. resolves Kafka from Maven Central, starts one broker for the run (unless KWIRE_BOOTSTRAP
 //      names an existing one) and runs every integration suite against it; tests that need
-//      something else (three nodes, SASL, TLS) start their own;
+//      something else (three nodes, SASL, TLS) start their own; the chaos test (a cluster of its
+//      own, minutes of sleeps and fault windows: ALONGSIDE) runs next to the suites after the
+//      bench's, its output printed as one block when it ends;
 //   4. checks that no JVM started by the run is still alive;
 //   (and before the unit suites, the house rules: `biome ci`, formatting and lint, biome.jsonc);
 //   5. ends with one line: "N passed, N failed".
