@@ -363,6 +363,10 @@ export class Fetcher {
           const asked = request.covered.get(key);
           // Not ours any more, sought since, or an answer for an offset we no longer want.
           if (!state || !asked || (generations.get(key) !== undefined && generations.get(key) !== state.generation) || state.fetchPosition !== asked.fetchOffset) continue;
+          // Its position is being checked against the leader's log (KIP-320): data fetched before
+          // the check began would move the position under it. Fetched again once it is done (as
+          // Java's fetcher drops what it fetched for a partition awaiting validation).
+          if (state.validation !== 'none') continue;
           state.highWatermark = pd.highWatermark;
           state.lastStableOffset = pd.lastStableOffset;
           state.logStartOffset = pd.logStartOffset;
@@ -553,6 +557,9 @@ export class Fetcher {
   private async offsetForLeaderEpoch(node: number, parts: PartitionState[]): Promise<void> {
     const { config, metadata } = this.options;
     const generations = new Map(parts.map((p) => [p.key, p.generation]));
+    // What is checked: this position, fetched up to in this epoch. An answer about another one is
+    // not an answer about the position now (Java's maybeCompleteValidation skips it too).
+    const checked = new Map(parts.map((p) => [p.key, { position: p.fetchPosition, epoch: p.lastFetchedEpoch }]));
     const retryLater = (p: PartitionState) => {
       if (p.validation === 'sent') p.validation = 'due';
       p.backoffUntil = Date.now() + config.retryBackoffMs;
@@ -568,7 +575,11 @@ export class Fetcher {
         replicaId: -1,
         topics: [...topics].map(([topic, list]) => ({
           topic,
-          partitions: list.map((p) => ({ partition: p.partition, currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1, leaderEpoch: p.lastFetchedEpoch })),
+          partitions: list.map((p) => ({
+            partition: p.partition,
+            currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1,
+            leaderEpoch: checked.get(p.key)!.epoch,
+          })),
         })),
       });
       for (const t of res.topics) {
@@ -576,6 +587,12 @@ export class Fetcher {
           const state = this.partitions.get(`${t.topic}\u0000${r.partition}`);
           // Sought or reset meanwhile: that position needs no check (or gets its own).
           if (!state || generations.get(state.key) !== state.generation || state.validation !== 'sent') continue;
+          const asked = checked.get(state.key)!;
+          if (state.fetchPosition !== asked.position || state.lastFetchedEpoch !== asked.epoch) {
+            this.options.logger.debug('position validation asked again: the position moved while it was checked', { topic: t.topic, partition: r.partition });
+            state.validation = 'due';
+            continue;
+          }
           if (r.errorCode !== 0) {
             const e = errorFor(r.errorCode);
             if (e.invalidMetadata) metadata.requestUpdate(`OffsetForLeaderEpoch ${e.name}`);
