@@ -554,9 +554,14 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // Closing the connections ends every request still pending (fetches, a parked JoinGroup).
     const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)) })]);
     if (!(await settledBy(closed, deadline + 100))) timedOut = true;
-    const result: CloseResult = { durationMs: Date.now() - started, timedOut, ...group };
-    if (group.uncommitted.length) {
-      logger.warn('close(): finished offsets left uncommitted', { offsets: group.uncommitted.map((o) => `${o.topic}-${o.partition}@${o.offset}: ${o.error}`) });
+    // A copy, one entry per partition: group work cut off by the deadline goes on in the
+    // background and may still report into `group` (a revocation commit failing late reported
+    // the same partition twice, and into a result already returned).
+    const uncommitted = new Map<string, GroupCloseReport['uncommitted'][number]>();
+    for (const o of group.uncommitted) if (!uncommitted.has(tpKey(o.topic, o.partition))) uncommitted.set(tpKey(o.topic, o.partition), o);
+    const result: CloseResult = { durationMs: Date.now() - started, timedOut, committed: [...group.committed], uncommitted: [...uncommitted.values()], leftGroup: group.leftGroup };
+    if (result.uncommitted.length) {
+      logger.warn('close(): finished offsets left uncommitted', { offsets: result.uncommitted.map((o) => `${o.topic}-${o.partition}@${o.offset}: ${o.error}`) });
     }
     if (timedOut) logger.warn('close() reached its timeout', { timeoutMs, durationMs: result.durationMs });
     return result;
