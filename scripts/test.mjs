@@ -110,6 +110,8 @@ function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$
     // When each file's header line (uvu prints the file name as a file starts) was seen: the time
     // per file, for the summary line that says where a suite's minutes go.
     const fileStarts = [];
+    let lingerTimer;
+    let lingered = false;
     let partial = '';
     child.stdout.on('data', (c) => {
       out += c;
@@ -119,6 +121,14 @@ function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$
       for (const l of lines) {
         const file = stripAnsi(l).trim();
         if (/^\S+\.test\.js$/.test(file)) fileStarts.push({ file, at: Date.now() });
+        // uvu's last line: a process still alive 30 s after it keeps a handle open (a connection
+        // a failed test never closed) and would hold the run until the suite's timeout.
+        if (/^Duration:/.test(file) && !lingerTimer) {
+          lingerTimer = setTimeout(() => {
+            lingered = true;
+            child.kill('SIGKILL');
+          }, 30_000);
+        }
       }
     });
     child.stderr.on('data', (c) => {
@@ -133,6 +143,7 @@ function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$
     }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(lingerTimer);
       current.delete(child);
       const text = stripAnsi(out);
       const num = (label) => {
@@ -150,8 +161,9 @@ function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$
         const why = timedOut ? `timed out after ${timeoutMs / 60_000} min` : `ended with ${signal ?? `exit code ${code}`} before reporting`;
         result = { name, passed: passed ?? 0, failed: 1, skipped, note: why, failures };
       } else {
-        const failed = total - passed + (code !== 0 && total === passed ? 1 : 0);
-        result = { name, passed, failed, skipped, note: timedOut ? 'timed out' : undefined, failures };
+        const failed = total - passed + (lingered || (code !== 0 && total === passed) ? 1 : 0);
+        const note = timedOut ? 'timed out' : lingered ? 'its process did not exit within 30 s of its totals (a handle left open); killed' : undefined;
+        result = { name, passed, failed, skipped, note, failures };
       }
       if (buffered) {
         process.stdout.write(`\n== ${name} (ran alongside the suites above; its output follows)\n`);

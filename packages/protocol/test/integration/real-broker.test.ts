@@ -453,115 +453,119 @@ test('share groups (KIP-932): ShareGroupHeartbeat v1 join/leave, ShareGroupDescr
   // A new share group starts at the latest offset; this one reads the loaded topic from the start.
   await alterGroupConfig(kafka, groupId, { 'share.auto.offset.reset': 'earliest' });
   const c = await coordinatorOf(groupId);
-  const memberId = randomUuid();
-  let hb = await coordinated(c, ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: 0, rackId: null, subscribedTopicNames: [loaded] }, (r) => r.errorCode);
-  assert.is(hb.errorCode, 0, hb.errorMessage ?? '');
-  assert.is(hb.memberId, memberId, 'the member id is the one the client generated');
-  assert.ok(hb.memberEpoch >= 1 && hb.heartbeatIntervalMs > 0);
-  let assigned: number[] = hb.assignment?.topicPartitions.flatMap((t: { partitions: number[] }) => t.partitions) ?? [];
-  for (let i = 0; i < 50 && assigned.length === 0; i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    hb = await c.call(ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: hb.memberEpoch, subscribedTopicNames: null });
-    assert.is(hb.errorCode, 0);
-    if (hb.assignment) assigned = hb.assignment.topicPartitions.flatMap((t: { partitions: number[] }) => t.partitions);
-  }
-  assert.equal(assigned.sort(), [0, 1, 2], 'the only member is assigned every partition');
-  const described = await c.call(ApiKey.ShareGroupDescribe, 1, { groupIds: [groupId, `no-such-share-${run}`], includeAuthorizedOperations: false });
-  const g = described.groups.find((x: { groupId: string }) => x.groupId === groupId);
-  assert.is(g.errorCode, 0);
-  assert.equal(
-    g.members.map((m: { memberId: string }) => m.memberId),
-    [memberId],
-  );
-  assert.equal(g.members[0].subscribedTopicNames, [loaded]);
-  assert.is(described.groups.find((x: { groupId: string }) => x.groupId !== groupId).errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
+  // Closed whatever happens: an open connection keeps the suite's process alive after a failure.
+  try {
+    const memberId = randomUuid();
+    let hb = await coordinated(c, ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: 0, rackId: null, subscribedTopicNames: [loaded] }, (r) => r.errorCode);
+    assert.is(hb.errorCode, 0, hb.errorMessage ?? '');
+    assert.is(hb.memberId, memberId, 'the member id is the one the client generated');
+    assert.ok(hb.memberEpoch >= 1 && hb.heartbeatIntervalMs > 0);
+    let assigned: number[] = hb.assignment?.topicPartitions.flatMap((t: { partitions: number[] }) => t.partitions) ?? [];
+    for (let i = 0; i < 50 && assigned.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      hb = await c.call(ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: hb.memberEpoch, subscribedTopicNames: null });
+      assert.is(hb.errorCode, 0);
+      if (hb.assignment) assigned = hb.assignment.topicPartitions.flatMap((t: { partitions: number[] }) => t.partitions);
+    }
+    assert.equal(assigned.sort(), [0, 1, 2], 'the only member is assigned every partition');
+    const described = await c.call(ApiKey.ShareGroupDescribe, 1, { groupIds: [groupId, `no-such-share-${run}`], includeAuthorizedOperations: false });
+    const g = described.groups.find((x: { groupId: string }) => x.groupId === groupId);
+    assert.is(g.errorCode, 0);
+    assert.equal(
+      g.members.map((m: { memberId: string }) => m.memberId),
+      [memberId],
+    );
+    assert.equal(g.members[0].subscribedTopicNames, [loaded]);
+    assert.is(described.groups.find((x: { groupId: string }) => x.groupId !== groupId).errorCode, ErrorCode.GROUP_ID_NOT_FOUND);
 
-  // ShareFetch sessions live on the partition leader (here the same single broker).
-  const topicId = topicIds.get(loaded)!;
-  const accepted = new Set<string>();
-  const acks = (m: Map<number, Acquired[]>, type: number) => [
-    {
-      topicId,
-      partitions: [...m].map(([partitionIndex, ranges]) => ({
-        partitionIndex,
-        acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })),
-      })),
-    },
-  ];
-  const note = (m: Map<number, Acquired[]>) => {
-    for (const [p, ranges] of m)
-      for (const a of ranges)
-        for (let o = a.firstOffset; o <= a.lastOffset; o++) {
-          assert.not.ok(accepted.has(`${p}:${o}`), `offset ${p}:${o} acquired twice`);
-          accepted.add(`${p}:${o}`);
-        }
-  };
-  const fetchBody = (v: number, epoch: number, extra: object) => ({
-    groupId,
-    memberId,
-    shareSessionEpoch: epoch,
-    maxWaitMs: 500,
-    minBytes: 1,
-    maxBytes: 1 << 20,
-    maxRecords: 200,
-    batchSize: 200,
-    ...(v >= 2 ? { shareAcquireMode: 0, isRenewAck: false } : {}),
-    forgottenTopicsData: [],
-    ...extra,
-  });
-  // v1: open the session (epoch 0) with every partition.
-  let res = await c.call(ApiKey.ShareFetch, 1, fetchBody(1, 0, { topics: [{ topicId, partitions: [0, 1, 2].map((partitionIndex) => ({ partitionIndex, acknowledgementBatches: [] })) }] }));
-  assert.is(res.errorCode, 0, res.errorMessage ?? '');
-  assert.ok(res.acquisitionLockTimeoutMs > 0);
-  let got = acquiredOf(res);
-  assert.ok(countOf(got) > 0, 'the first ShareFetch acquired records');
-  for (const a of [...got.values()].flat()) assert.is(a.deliveryCount, 1);
-  note(got);
-  // ShareAcknowledge v1 accepts them (epoch 1).
-  const ack1 = await c.call(ApiKey.ShareAcknowledge, 1, { groupId, memberId, shareSessionEpoch: 1, topics: acks(got, 1) });
-  assert.is(ack1.errorCode, 0);
-  assert.ok(ack1.responses.every((t: { partitions: { errorCode: number }[] }) => t.partitions.every((p) => p.errorCode === 0)));
-  // v2: fetch more; release the first range acquired, which comes back with delivery count 2.
-  let epoch = 2;
-  // An answer may come back empty after its 500 ms wait (seen once in a clean-clone run): the
-  // session goes on with the next epoch until one acquires records (the records are there).
-  for (let tries = 0; ; tries++) {
-    res = await c.call(ApiKey.ShareFetch, 2, fetchBody(2, epoch++, { topics: [] }));
-    got = acquiredOf(res);
-    if (countOf(got) > 0) break;
-    assert.ok(tries < 10, 'ShareFetch v2 acquired nothing in 10 answers');
+    // ShareFetch sessions live on the partition leader (here the same single broker).
+    const topicId = topicIds.get(loaded)!;
+    const accepted = new Set<string>();
+    const acks = (m: Map<number, Acquired[]>, type: number) => [
+      {
+        topicId,
+        partitions: [...m].map(([partitionIndex, ranges]) => ({
+          partitionIndex,
+          acknowledgementBatches: ranges.map((a) => ({ firstOffset: a.firstOffset, lastOffset: a.lastOffset, acknowledgeTypes: [type] })),
+        })),
+      },
+    ];
+    const note = (m: Map<number, Acquired[]>) => {
+      for (const [p, ranges] of m)
+        for (const a of ranges)
+          for (let o = a.firstOffset; o <= a.lastOffset; o++) {
+            assert.not.ok(accepted.has(`${p}:${o}`), `offset ${p}:${o} acquired twice`);
+            accepted.add(`${p}:${o}`);
+          }
+    };
+    const fetchBody = (v: number, epoch: number, extra: object) => ({
+      groupId,
+      memberId,
+      shareSessionEpoch: epoch,
+      maxWaitMs: 500,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      maxRecords: 200,
+      batchSize: 200,
+      ...(v >= 2 ? { shareAcquireMode: 0, isRenewAck: false } : {}),
+      forgottenTopicsData: [],
+      ...extra,
+    });
+    // v1: open the session (epoch 0) with every partition.
+    let res = await c.call(ApiKey.ShareFetch, 1, fetchBody(1, 0, { topics: [{ topicId, partitions: [0, 1, 2].map((partitionIndex) => ({ partitionIndex, acknowledgementBatches: [] })) }] }));
+    assert.is(res.errorCode, 0, res.errorMessage ?? '');
+    assert.ok(res.acquisitionLockTimeoutMs > 0);
+    let got = acquiredOf(res);
+    assert.ok(countOf(got) > 0, 'the first ShareFetch acquired records');
+    for (const a of [...got.values()].flat()) assert.is(a.deliveryCount, 1);
+    note(got);
+    // ShareAcknowledge v1 accepts them (epoch 1).
+    const ack1 = await c.call(ApiKey.ShareAcknowledge, 1, { groupId, memberId, shareSessionEpoch: 1, topics: acks(got, 1) });
+    assert.is(ack1.errorCode, 0);
+    assert.ok(ack1.responses.every((t: { partitions: { errorCode: number }[] }) => t.partitions.every((p) => p.errorCode === 0)));
+    // v2: fetch more; release the first range acquired, which comes back with delivery count 2.
+    let epoch = 2;
+    // An answer may come back empty after its 500 ms wait (seen once in a clean-clone run): the
+    // session goes on with the next epoch until one acquires records (the records are there).
+    for (let tries = 0; ; tries++) {
+      res = await c.call(ApiKey.ShareFetch, 2, fetchBody(2, epoch++, { topics: [] }));
+      got = acquiredOf(res);
+      if (countOf(got) > 0) break;
+      assert.ok(tries < 10, 'ShareFetch v2 acquired nothing in 10 answers');
+    }
+    const [releasedPartition, [released]] = [...got][0]! as [number, Acquired[]];
+    const rest = new Map([...got].map(([p, r]) => [p, p === releasedPartition ? r.slice(1) : r] as [number, Acquired[]]).filter(([, r]) => r.length));
+    note(rest);
+    const ack2 = await c.call(ApiKey.ShareAcknowledge, 2, {
+      groupId,
+      memberId,
+      shareSessionEpoch: epoch++,
+      isRenewAck: false,
+      topics: [...acks(new Map([[releasedPartition, [released!]]]), 2), ...acks(rest, 1)],
+    });
+    assert.is(ack2.errorCode, 0);
+    // Fetch to the end, accepting each answer on the next request (piggybacked, as the Java client does).
+    let pending = new Map<number, Acquired[]>();
+    let redelivered = 0;
+    for (let i = 0; i < 200 && accepted.size < RECORDS; i++) {
+      const v = 1 + (i % 2);
+      res = await c.call(ApiKey.ShareFetch, v, fetchBody(v, epoch++, { topics: pending.size ? acks(pending, 1) : [] }));
+      pending = acquiredOf(res);
+      for (const a of [...pending.values()].flat()) if (a.deliveryCount === 2) redelivered += Number(a.lastOffset - a.firstOffset + 1n);
+      note(pending);
+    }
+    assert.is(redelivered, Number(released!.lastOffset - released!.firstOffset + 1n), 'the released range came back once, with delivery count 2');
+    // Close the session (epoch -1) with the last acknowledgements.
+    const closing = await c.call(ApiKey.ShareAcknowledge, 2, { groupId, memberId, shareSessionEpoch: -1, isRenewAck: false, topics: acks(pending, 1) });
+    assert.is(closing.errorCode, 0);
+    assert.is(accepted.size, RECORDS, 'every record of the topic was acquired and accepted exactly once');
+    const left = await c.call(ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: -1, subscribedTopicNames: null });
+    assert.is(left.errorCode, 0);
+    assert.is(left.memberEpoch, -1);
+    checkBytes(c);
+  } finally {
+    c.close();
   }
-  const [releasedPartition, [released]] = [...got][0]! as [number, Acquired[]];
-  const rest = new Map([...got].map(([p, r]) => [p, p === releasedPartition ? r.slice(1) : r] as [number, Acquired[]]).filter(([, r]) => r.length));
-  note(rest);
-  const ack2 = await c.call(ApiKey.ShareAcknowledge, 2, {
-    groupId,
-    memberId,
-    shareSessionEpoch: epoch++,
-    isRenewAck: false,
-    topics: [...acks(new Map([[releasedPartition, [released!]]]), 2), ...acks(rest, 1)],
-  });
-  assert.is(ack2.errorCode, 0);
-  // Fetch to the end, accepting each answer on the next request (piggybacked, as the Java client does).
-  let pending = new Map<number, Acquired[]>();
-  let redelivered = 0;
-  for (let i = 0; i < 200 && accepted.size < RECORDS; i++) {
-    const v = 1 + (i % 2);
-    res = await c.call(ApiKey.ShareFetch, v, fetchBody(v, epoch++, { topics: pending.size ? acks(pending, 1) : [] }));
-    pending = acquiredOf(res);
-    for (const a of [...pending.values()].flat()) if (a.deliveryCount === 2) redelivered += Number(a.lastOffset - a.firstOffset + 1n);
-    note(pending);
-  }
-  assert.is(redelivered, Number(released!.lastOffset - released!.firstOffset + 1n), 'the released range came back once, with delivery count 2');
-  // Close the session (epoch -1) with the last acknowledgements.
-  const closing = await c.call(ApiKey.ShareAcknowledge, 2, { groupId, memberId, shareSessionEpoch: -1, isRenewAck: false, topics: acks(pending, 1) });
-  assert.is(closing.errorCode, 0);
-  assert.is(accepted.size, RECORDS, 'every record of the topic was acquired and accepted exactly once');
-  const left = await c.call(ApiKey.ShareGroupHeartbeat, 1, { groupId, memberId, memberEpoch: -1, subscribedTopicNames: null });
-  assert.is(left.errorCode, 0);
-  assert.is(left.memberEpoch, -1);
-  checkBytes(c);
-  c.close();
 });
 
 test('SaslHandshake v1 and SaslAuthenticate v2 on a SASL_PLAINTEXT listener: PLAIN accepted, a wrong password refused', async () => {
