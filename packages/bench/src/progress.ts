@@ -33,7 +33,8 @@ export class Progress {
     this.done++;
     this.current = what;
     this.stepStarted = Date.now();
-    this.log(`[${this.done}/${this.total}] ${what}`);
+    // The run's elapsed time on every step line, so that a log (no status line) shows where the time went.
+    this.log(`[${this.done}/${this.total}, ${clock(this.stepStarted - this.started)}] ${what}`);
   }
 
   addSteps(n: number): void {
@@ -42,9 +43,8 @@ export class Progress {
 
   private paint(): void {
     if (!this.tty || !this.current) return;
-    const s = (ms: number) => `${Math.floor(ms / 60_000)}:${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}`;
     const now = Date.now();
-    const line = `  [${this.done}/${this.total}] ${this.current} (${s(now - this.stepStarted)}; run ${s(now - this.started)})`;
+    const line = `  [${this.done}/${this.total}] ${this.current} (${clock(now - this.stepStarted)}; run ${clock(now - this.started)})`;
     this.stream.write(`\r\x1b[K${line.slice(0, (this.stream.columns ?? 120) - 1)}`);
   }
 
@@ -52,4 +52,9 @@ export class Progress {
     clearInterval(this.timer);
     if (this.tty) this.stream.write('\r\x1b[K');
   }
+}
+
+/** Minutes:seconds. */
+function clock(ms: number): string {
+  return `${Math.floor(ms / 60_000)}:${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}`;
 }

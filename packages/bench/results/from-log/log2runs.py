@@ -8,16 +8,16 @@ label2id = {}
 for v in json.load(open('/tmp/variants.json')): label2id[v['label']] = v['id']
 fam = {'kwire':'kwire','kafkajs':'kafkajs','@platformatic/kafka':'platformatic','node-rdkafka (librdkafka)':'rdkafka','Java consumer':'java','transport ceiling':'ceiling'}
 for line in open(log):
-    m = re.match(r'\[bench\] \[\d+/\d+\] (\S+): (.*?) \(([^()]*(?:\([^()]*\)[^()]*)*)\), 1 warm-up', line)
+    m = re.match(r'\[bench\] \[\d+/\d+(?:, [\d:]+)?\] (\S+): (.*?) \(([^()]*(?:\([^()]*\)[^()]*)*)\), 1 warm-up', line)
     if m:
         scen, lab = m.group(1), m.group(2); client = label2id.get(lab, lab); kind = 'throughput'; continue
-    m = re.match(r'\[bench\] \[\d+/\d+\] (\S+): heap bytes per record, (.*)$', line)
+    m = re.match(r'\[bench\] \[\d+/\d+(?:, [\d:]+)?\] (\S+): heap bytes per record, (.*)$', line)
     if m:
         scen, lab = m.group(1), m.group(2).strip(); client = label2id.get(lab, lab); kind = 'alloc'; continue
-    m = re.match(r'\[bench\] \[\d+/\d+\] (\S+) rep (\d+)/\d+: (?:3 x )?(.*?)(?: while .*| joins a fresh group)?$', line)
+    m = re.match(r'\[bench\] \[\d+/\d+(?:, [\d:]+)?\] (\S+) rep (\d+)/\d+: (?:3 x )?(.*?)(?: while .*| joins a fresh group)?$', line)
     if m:
         scen, rep, lab = m.group(1), int(m.group(2)) - 1, m.group(3).strip(); client = fam.get(lab, lab); kind = 'rep'; continue
-    if re.match(r'\[bench\] \[\d+/\d+\]', line): kind = None; continue
+    if re.match(r'\[bench\] \[\d+/\d+(?:, [\d:]+)?\]', line): kind = None; continue
     if kind == 'throughput':
         m = re.search(r'pass (\d+): ([\d,]+) records/s \(([\d.]+) MiB/s\), ([\d.]+) s with connect/join, CPU ([\d.]+) s, RSS (\d+) MiB, verified', line)
         if m:
