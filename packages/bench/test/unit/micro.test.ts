@@ -1,0 +1,20 @@
+// `--micro`'s suite (micro/suite.ts): every hot function measured once, briefly, one figure each.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const SUITE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'micro', 'suite.js');
+
+test('the micro suite runs every benchmark and reports a positive median for each', () => {
+  const r = spawnSync(process.execPath, [SUITE, '--rounds', '1', '--round-ms', '10', '--json'], { encoding: 'utf8', timeout: 120_000 });
+  assert.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { results: { name: string; median: number; unit: string }[] };
+  const names = out.results.map((x) => x.name);
+  for (const n of ['frame-split', 'batch-scan', 'record-decode-100B', 'record-decode-1KB', 'varint', 'crc32c', 'decompress-lz4', 'decompress-zstd', 'decompress-snappy', 'decompress-gzip'])
+    assert.ok(names.includes(n), n);
+  for (const x of out.results) assert.ok(x.median > 0 && Number.isFinite(x.median), `${x.name}: ${x.median} ${x.unit}`);
+});
+
+test.run();
