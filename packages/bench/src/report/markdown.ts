@@ -346,6 +346,22 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ),
         '',
       );
+      if (p.cpuUserSeconds != null || p.cpuSystemSeconds != null) {
+        const u = p.cpuUserSeconds ?? 0;
+        const k = p.cpuSystemSeconds ?? 0;
+        out.push(`CPU of the profiled run's fetch phase: user ${num(u, 2)} s, system ${num(k, 2)} s (${u + k > 0 ? ((k / (u + k)) * 100).toFixed(0) : '-'}% in the kernel).`, '');
+      }
+      if (p.perf?.top.length) {
+        out.push(`\`perf record\` of a second run (\`${p.perf.file}\`, ${int(p.perf.samples)} user-space samples, the whole process; JS names from --perf-basic-prof):`, '');
+        out.push(
+          mdTable(
+            ['symbol', 'shared object', '%'],
+            p.perf.top.map((t) => [t.symbol, t.dso, num(t.percent, 2)]),
+            [false, false, true],
+          ),
+          '',
+        );
+      } else if (p.perf?.reason) out.push(`No perf record: ${p.perf.reason}.`, '');
     }
   }
   if (analysis?.trim()) out.push('## Analysis', '', analysis.trim(), '');

@@ -179,6 +179,20 @@ export interface ProfileSummary {
   totalMs: number;
   fetchPhaseOnly?: boolean;
   top: { name: string; where: string; selfMs: number; percent: number }[];
+  /** The profiled run's fetch phase: CPU seconds in user space and in the kernel (process.cpuUsage). */
+  cpuUserSeconds?: number | null;
+  cpuSystemSeconds?: number | null;
+  /** `perf record` of a second run of the same client process (user-space samples; JS symbols from --perf-basic-prof), or why not. */
+  perf?: PerfSummary;
+}
+
+export interface PerfSummary {
+  file?: string;
+  /** Samples counted (the whole process: start-up included). */
+  samples?: number;
+  top: { percent: number; dso: string; symbol: string }[];
+  /** Why there is no perf record (perf missing, perf_event_paranoid, an error). */
+  reason?: string;
 }
 
 export interface BenchResults {

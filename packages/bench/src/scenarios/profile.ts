@@ -1,11 +1,13 @@
 // kwire's CPU profile (node --cpu-prof) on a throughput scenario's topic, summarized for the
 // fetch phase: where a goal is missed, what kwire's time goes to.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClientOptions } from '../clients/common.js';
 import { spawnNodeClient } from '../orchestrator/node-client.js';
+import { parsePerfReport } from '../report/perf.js';
 import { summarizeProfile } from '../report/profile.js';
-import type { ProfileSummary, ScenarioInfo } from '../report/types.js';
+import type { PerfSummary, ProfileSummary, ScenarioInfo } from '../report/types.js';
 import { step, type Ctx } from './context.js';
 
 export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSummary | null> {
@@ -31,6 +33,19 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
     let summary = summarizeProfile(profile, s.id, `results/profiles/${name}`, 15, window);
     if (window && summary.totalMs === 0) summary = summarizeProfile(profile, s.id, `results/profiles/${name}`, 15);
     else if (window) summary.fetchPhaseOnly = true;
+    // Where the CPU goes, the kernel's part apart (syscalls, copies out of the socket).
+    summary.cpuUserSeconds = r.fetchCpuUserSeconds ?? null;
+    summary.cpuSystemSeconds = r.fetchCpuSystemSeconds ?? null;
+    ctx.progress.log(`  fetch phase CPU: user ${summary.cpuUserSeconds} s, system ${summary.cpuSystemSeconds} s`);
+    summary.perf = await perfRecord(ctx, s, options, dir);
+    if (summary.perf.top.length)
+      ctx.progress.log(
+        `  perf: ${summary.perf.top
+          .slice(0, 5)
+          .map((t) => `${t.symbol} ${t.percent}%`)
+          .join(', ')}`,
+      );
+    else ctx.progress.log(`  perf: ${summary.perf.reason ?? 'no samples'}`);
     ctx.progress.log(
       `  top: ${summary.top
         .slice(0, 5)
@@ -42,5 +57,53 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
     ctx.progress.log(`  profile failed: ${(err as Error).message}`);
     ctx.notes.push(`CPU profile of ${s.id} failed: ${(err as Error).message}`);
     return null;
+  }
+}
+
+const PERF = '/usr/bin/perf';
+
+/**
+ * A second run of the same client under `perf record` (user-space cpu-clock samples at 499 Hz, the
+ * whole process), Node with --perf-basic-prof so that JS functions have names; the top 15 of
+ * `perf report --sort dso,sym`. Needs perf and a perf_event_paranoid that lets a user profile its
+ * own processes (<= 2); otherwise the reason is reported.
+ */
+async function perfRecord(ctx: Ctx, s: ScenarioInfo, options: ClientOptions, dir: string): Promise<PerfSummary> {
+  if (!existsSync(PERF)) return { top: [], reason: `${PERF} not found` };
+  let paranoid = 2;
+  try {
+    paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim());
+  } catch {}
+  if (paranoid > 2 && process.getuid?.() !== 0) return { top: [], reason: `perf_event_paranoid is ${paranoid}: perf record is not allowed for this user` };
+  const file = join(dir, `kwire-${s.id}.perf.data`);
+  try {
+    const r = await spawnNodeClient({
+      node: PERF,
+      client: 'kwire',
+      options,
+      nodeFlags: ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-o', file, '--', ctx.node.path, '--perf-basic-prof'],
+      timeoutMs: 600_000,
+    }).done;
+    if (r.records !== s.records) return { top: [], reason: `the perf run consumed ${r.records} records` };
+    const rep = spawnSync(PERF, ['report', '-i', file, '--stdio', '--sort', 'dso,sym', '--percent-limit', '0.5'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (rep.status !== 0) return { top: [], reason: `perf report exited with ${rep.status}: ${rep.stderr.trim().split('\n').slice(-1)[0]}` };
+    return { file: `results/profiles/kwire-${s.id}.perf.data`, ...parsePerfReport(rep.stdout) };
+  } catch (err) {
+    return { top: [], reason: (err as Error).message.split('\n')[0]! };
+  } finally {
+    // --perf-basic-prof's symbol maps (/tmp/perf-PID.map) of the runs that are over: perf report has read them.
+    for (const f of spawnSync('sh', ['-c', 'ls /tmp/perf-*.map 2>/dev/null'], { encoding: 'utf8' }).stdout.split('\n')) {
+      const pid = Number(/perf-(\d+)\.map$/.exec(f)?.[1]);
+      if (pid && !alive(pid)) rmSync(f, { force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

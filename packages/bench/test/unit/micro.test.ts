@@ -17,4 +17,22 @@ test('the micro suite runs every benchmark and reports a positive median for eac
   for (const x of out.results) assert.ok(x.median > 0 && Number.isFinite(x.median), `${x.name}: ${x.median} ${x.unit}`);
 });
 
+test('perf report: the top symbols and the sample count of `perf report --stdio --sort dso,sym`', async () => {
+  const { parsePerfReport } = await import('../../src/report/perf.js');
+  const text = [
+    "# Samples: 609  of event 'cpu-clock'",
+    '# Overhead  Shared Object         Symbol',
+    '#',
+    '    81.44%  [JIT] tid 19785       [.] JS:* [eval]:1:1',
+    '     0.66%  libc.so.6             [.] _int_free',
+    '     0.50%  [kernel.kallsyms]     [k] copy_user_generic',
+    '',
+  ].join('\n');
+  const r = parsePerfReport(text, 2);
+  assert.is(r.samples, 609);
+  assert.equal(r.top, [
+    { percent: 81.44, dso: '[JIT] tid 19785', symbol: 'JS:* [eval]:1:1' },
+    { percent: 0.66, dso: 'libc.so.6', symbol: '_int_free' },
+  ]);
+});
 test.run();
