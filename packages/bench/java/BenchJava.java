@@ -236,7 +236,8 @@ public class BenchJava {
     }
     StringBuilder out = new StringBuilder("{\"fairness\":{\"before\":").append(summary(before)).append(",\"during\":").append(summary(during));
     out.append(",\"liveRecords\":").append(liveCount).append(",\"backlogRecords\":").append(backlogCount);
-    out.append(",\"drainSeconds\":").append(drainEnd > 0 ? (drainEnd - resumedAt) / 1000 : 0).append("}");
+    out.append(",\"drainSeconds\":").append(drainEnd > 0 ? Math.round(drainEnd - resumedAt) / 1000.0 : 0);
+    out.append(",\"drainRecordsPerSec\":").append(drainEnd > resumedAt ? Math.round(backlogCount / ((drainEnd - resumedAt) / 1000)) : 0).append("}");
     if (error != null) out.append(",\"error\":\"").append(error).append("\"");
     System.out.println(out.append("}"));
   }

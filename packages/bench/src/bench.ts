@@ -174,7 +174,7 @@ function countSteps(ctx: Ctx, plan: Plan): number {
     else if (s.kind === 'latency') n += s.repetitions * plan.latencyClients.filter(ok).length;
     else if (s.kind === 'rebalance') n += s.repetitions * REBALANCE_CLIENTS.filter(ok).length;
     else if (s.kind === 'share') n += SHARE_CLIENTS.filter(ok).length;
-    else if (s.kind === 'fairness') n += 1 + s.repetitions * fairnessClients(plan.mode).filter(ok).length;
+    else if (s.kind === 'fairness') n += (s.topicOf ? 0 : 1) + s.repetitions * fairnessClients(plan.mode).filter(ok).length;
     else n += 1;
   }
   return n;

@@ -172,7 +172,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         const f = use.map((r) => r.fairness).filter((x) => x !== undefined);
         if (f.length) {
           const lat = (k: 'before' | 'during') => ({
-            count: median(f.map((x) => x[k].count))!,
+            count: Math.round(median(f.map((x) => x[k].count))!),
             p50: round(median(f.map((x) => x[k].p50)), 3)!,
             p99: round(median(f.map((x) => x[k].p99)), 3)!,
             p999: round(median(f.map((x) => x[k].p999)), 3)!,
@@ -181,7 +181,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
           row.fairness = {
             before: lat('before'),
             during: lat('during'),
-            backlogRecords: median(f.map((x) => x.backlogRecords))!,
+            backlogRecords: Math.round(median(f.map((x) => x.backlogRecords))!),
             drainSeconds: round(median(f.map((x) => x.drainSeconds)), 3)!,
             drainRecordsPerSec: round(median(f.map((x) => x.drainRecordsPerSec)), 0)!,
           };

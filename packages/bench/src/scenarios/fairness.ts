@@ -10,7 +10,7 @@ import { spawnNodeClient } from '../orchestrator/node-client.js';
 import { loadTopic } from '../orchestrator/topics.js';
 import { int } from '../report/table.js';
 import type { FairnessFigures, RunRecord, ScenarioInfo } from '../report/types.js';
-import { availableClients, failedRun, label, rotate, skippedRun, step, type Ctx } from './context.js';
+import { availableClients, failedRun, label, rotate, skippedRun, step, topicFor, type Ctx } from './context.js';
 
 export const FAIRNESS_CLIENTS = ['kwire', 'java'] as const;
 /** --quick measures kwire alone (a JVM start and a drain fewer). */
@@ -28,10 +28,14 @@ export async function fairnessScenario(ctx: Ctx, s: ScenarioInfo): Promise<void>
   const backlogRecords = s.backlogRecords ?? 1_000_000;
   const backlogSize = s.backlogRecordSize ?? 1024;
   const backlogPartitions = s.backlogPartitions ?? 12;
-  const backlog = `bench-${s.id}-backlog-${Date.now().toString(36)}`;
-  step(ctx, `${s.id}: loading the backlog, ${int(backlogRecords)} records of ${backlogSize} B over ${backlogPartitions} partitions, into ${backlog}`);
-  const loaded = await loadTopic(ctx.target, { topic: backlog, partitions: backlogPartitions, records: backlogRecords, recordSize: backlogSize, compression: 'none' });
-  ctx.progress.log(`  loaded in ${loaded.seconds.toFixed(1)} s (${int(loaded.producedRecordsPerSec)} records/s)`);
+  let backlog: string;
+  if (s.topicOf) backlog = topicFor(ctx, s).topic;
+  else {
+    backlog = `bench-${s.id}-backlog-${Date.now().toString(36)}`;
+    step(ctx, `${s.id}: loading the backlog, ${int(backlogRecords)} records of ${backlogSize} B over ${backlogPartitions} partitions, into ${backlog}`);
+    const loaded = await loadTopic(ctx.target, { topic: backlog, partitions: backlogPartitions, records: backlogRecords, recordSize: backlogSize, compression: 'none' });
+    ctx.progress.log(`  loaded in ${loaded.seconds.toFixed(1)} s (${int(loaded.producedRecordsPerSec)} records/s)`);
+  }
   const clients = availableClients(ctx, s, fairnessClients(ctx.o.mode));
   for (let rep = 0; rep < s.repetitions; rep++) {
     for (const client of rotate(clients, rep)) {

@@ -215,7 +215,9 @@ test('the full plan has the 100 B full-touch and fairness scenarios and a 10 GB 
   const soak = full.scenarios.find((s) => s.kind === 'soak')!;
   assert.ok(soak.records * soak.recordSize * soak.passes! >= 10e9);
   const quick = buildPlan('quick');
-  assert.ok(quick.scenarios.find((s) => s.kind === 'fairness')!.backlogRecords! <= 100_000);
+  const qf = quick.scenarios.find((s) => s.kind === 'fairness')!;
+  assert.is(qf.topicOf, '100B-12p-lz4', 'quick drains its 100 B lz4 topic: no second load');
+  assert.is(qf.backlogRecords, 200_000);
 });
 
 test.run();
