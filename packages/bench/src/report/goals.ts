@@ -127,6 +127,8 @@ function maxGoal(id: string, issue: number, text: string, target: number, figure
     return goal;
   }
   goal.met = worst <= target && missing.length === 0;
+  // What --cpu-prof profiles when the goal is missed: the scenarios over the target only.
+  if (worst > target) goal.scenarios = measured.filter((f) => f.value! > target).map((f) => f.scenario);
   if (worst > target) {
     const over = target > 0 ? ` (${((worst / target - 1) * 100).toFixed(0)}% over)` : '';
     goal.miss = `missed by ${fmt(worst - target)} ${unit}${over} on its worst scenario (${measured.find((f) => f.value === worst)!.scenario})${missing.length ? `; not measured on ${missing.join(', ')}` : ''}`;

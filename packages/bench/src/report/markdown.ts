@@ -62,7 +62,12 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     '',
   );
 
-  out.push('## Goals', '');
+  out.push(
+    '## Goals',
+    '',
+    "Issue 7's goals (the first bench's) and issue 16's (twice the Java consumer on small records, zero allocations per record, no stall an embedding service can feel), each evaluated from the rows below: met, missed by how much, or not measured.",
+    '',
+  );
   out.push(
     mdTable(
       ['issue', 'goal', 'measured', 'result'],
@@ -352,7 +357,10 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         out.push(`CPU of the profiled run's fetch phase: user ${num(u, 2)} s, system ${num(k, 2)} s (${u + k > 0 ? ((k / (u + k)) * 100).toFixed(0) : '-'}% in the kernel).`, '');
       }
       if (p.perf?.top.length) {
-        out.push(`\`perf record\` of a second run (\`${p.perf.file}\`, ${int(p.perf.samples)} user-space samples, the whole process; JS names from --perf-basic-prof):`, '');
+        out.push(
+          `\`perf record\` of a second run (\`${p.perf.file}\`, ${int(p.perf.samples)} cpu-clock samples of the whole process, 5 passes over the topic, kernel frames included where perf_event_paranoid allows; JS names from --perf-basic-prof):`,
+          '',
+        );
         out.push(
           mdTable(
             ['symbol', 'shared object', '%'],

@@ -182,7 +182,7 @@ export interface ProfileSummary {
   /** The profiled run's fetch phase: CPU seconds in user space and in the kernel (process.cpuUsage). */
   cpuUserSeconds?: number | null;
   cpuSystemSeconds?: number | null;
-  /** `perf record` of a second run of the same client process (user-space samples; JS symbols from --perf-basic-prof), or why not. */
+  /** `perf record` of a second run of the same client process (cpu-clock samples, 5 passes; JS symbols from --perf-basic-prof), or why not. */
   perf?: PerfSummary;
 }
 

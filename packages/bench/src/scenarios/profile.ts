@@ -61,10 +61,11 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
 }
 
 const PERF = '/usr/bin/perf';
+const PERF_PASSES = 5;
 
 /**
- * A second run of the same client under `perf record` (user-space cpu-clock samples at 499 Hz, the
- * whole process), Node with --perf-basic-prof so that JS functions have names; the top 15 of
+ * A second run of the same client under `perf record` (cpu-clock samples at 499 Hz, the whole
+ * process, reading the topic PERF_PASSES times), Node with --perf-basic-prof so that JS functions have names; the top 15 of
  * `perf report --sort dso,sym`. Needs perf and a perf_event_paranoid that lets a user profile its
  * own processes (<= 2); otherwise the reason is reported.
  */
@@ -77,14 +78,16 @@ async function perfRecord(ctx: Ctx, s: ScenarioInfo, options: ClientOptions, dir
   if (paranoid > 2 && process.getuid?.() !== 0) return { top: [], reason: `perf_event_paranoid is ${paranoid}: perf record is not allowed for this user` };
   const file = join(dir, `kwire-${s.id}.perf.data`);
   try {
-    const r = await spawnNodeClient({
+    // Five passes in the process, so that consuming outweighs Node's start-up in the samples.
+    const out = (await spawnNodeClient({
       node: PERF,
       client: 'kwire',
-      options,
+      options: { ...options, warmupPasses: 0, measuredPasses: PERF_PASSES },
       nodeFlags: ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-o', file, '--', ctx.node.path, '--perf-basic-prof'],
       timeoutMs: 600_000,
-    }).done;
-    if (r.records !== s.records) return { top: [], reason: `the perf run consumed ${r.records} records` };
+    }).done) as unknown as { passes?: { records: number }[] };
+    const short = (out.passes ?? []).find((p) => p.records !== s.records);
+    if (!out.passes || out.passes.length !== PERF_PASSES || short) return { top: [], reason: `the perf run did not read the topic ${PERF_PASSES} times` };
     const rep = spawnSync(PERF, ['report', '-i', file, '--stdio', '--sort', 'dso,sym', '--percent-limit', '0.5'], { encoding: 'utf8', maxBuffer: 64 << 20 });
     if (rep.status !== 0) return { top: [], reason: `perf report exited with ${rep.status}: ${rep.stderr.trim().split('\n').slice(-1)[0]}` };
     return { file: `results/profiles/kwire-${s.id}.perf.data`, ...parsePerfReport(rep.stdout) };
