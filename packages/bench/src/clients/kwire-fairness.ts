@@ -90,5 +90,8 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
 }
 
 function figures(h: LatencyHistogram): LatencyFigures {
-  return { count: h.count, p50: h.percentile(50), p99: h.percentile(99), p999: h.percentile(99.9), max: Math.round(h.max * 1000) / 1000 };
+  // A percentile is its bucket's upper edge: never above the exact maximum.
+  const max = Math.round(h.max * 1000) / 1000;
+  const p = (q: number) => (h.count > 0 ? Math.min(h.percentile(q), max) : 0);
+  return { count: h.count, p50: p(50), p99: p(99), p999: p(99.9), max };
 }
