@@ -15,7 +15,9 @@ export function parsePerfReport(text: string, top = 15): Pick<PerfSummary, 'samp
     if (line.startsWith('#')) continue;
     const m = /^\s*([\d.]+)%\s+(.+?)\s+\[[.k]\]\s+(.+?)\s*$/.exec(line);
     if (!m) continue;
-    rows.push({ percent: Number(m[1]), dso: m[2]!, symbol: m[3]!.replace(/\s+-\s+-\s*$/, '') });
+    // JS frames (--perf-basic-prof) carry the script's URL: keep the path from packages/ or node_modules/ on.
+    const symbol = m[3]!.replace(/\s+-\s+-\s*$/, '').replace(/file:\/\/\S*?\/((?:packages|node_modules)\/)/, '$1');
+    rows.push({ percent: Number(m[1]), dso: m[2]!.replace(/^\[JIT\] tid \d+$/, '[JIT]'), symbol });
     if (rows.length >= top) break;
   }
   return { ...(samples !== undefined ? { samples } : {}), top: rows };

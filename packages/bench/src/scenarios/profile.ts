@@ -77,36 +77,30 @@ async function perfRecord(ctx: Ctx, s: ScenarioInfo, options: ClientOptions, dir
   } catch {}
   if (paranoid > 2 && process.getuid?.() !== 0) return { top: [], reason: `perf_event_paranoid is ${paranoid}: perf record is not allowed for this user` };
   const file = join(dir, `kwire-${s.id}.perf.data`);
+  const v8log = join(dir, `kwire-${s.id}.v8.log`);
+  let report = '';
   try {
     // Five passes in the process, so that consuming outweighs Node's start-up in the samples.
     const out = (await spawnNodeClient({
       node: PERF,
       client: 'kwire',
       options: { ...options, warmupPasses: 0, measuredPasses: PERF_PASSES },
-      nodeFlags: ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-o', file, '--', ctx.node.path, '--perf-basic-prof'],
+      // --perf-basic-prof also turns on V8's logger: its file goes beside the profiles, not into the cwd.
+      nodeFlags: ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-o', file, '--', ctx.node.path, '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${v8log}`],
       timeoutMs: 600_000,
     }).done) as unknown as { passes?: { records: number }[] };
     const short = (out.passes ?? []).find((p) => p.records !== s.records);
     if (!out.passes || out.passes.length !== PERF_PASSES || short) return { top: [], reason: `the perf run did not read the topic ${PERF_PASSES} times` };
     const rep = spawnSync(PERF, ['report', '-i', file, '--stdio', '--sort', 'dso,sym', '--percent-limit', '0.5'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    report = rep.stdout ?? '';
     if (rep.status !== 0) return { top: [], reason: `perf report exited with ${rep.status}: ${rep.stderr.trim().split('\n').slice(-1)[0]}` };
     return { file: `results/profiles/kwire-${s.id}.perf.data`, ...parsePerfReport(rep.stdout) };
   } catch (err) {
     return { top: [], reason: (err as Error).message.split('\n')[0]! };
   } finally {
-    // --perf-basic-prof's symbol maps (/tmp/perf-PID.map) of the runs that are over: perf report has read them.
-    for (const f of spawnSync('sh', ['-c', 'ls /tmp/perf-*.map 2>/dev/null'], { encoding: 'utf8' }).stdout.split('\n')) {
-      const pid = Number(/perf-(\d+)\.map$/.exec(f)?.[1]);
-      if (pid && !alive(pid)) rmSync(f, { force: true });
-    }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    // The symbol map --perf-basic-prof wrote for the profiled Node (/tmp/perf-PID.map, PID as perf
+    // names its JIT frames), read by perf report by now, and V8's log.
+    for (const m of report.matchAll(/\[JIT\] tid (\d+)/g)) rmSync(`/tmp/perf-${m[1]}.map`, { force: true });
+    rmSync(v8log, { force: true });
   }
 }

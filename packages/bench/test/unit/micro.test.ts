@@ -24,14 +24,16 @@ test('perf report: the top symbols and the sample count of `perf report --stdio 
     '# Overhead  Shared Object         Symbol',
     '#',
     '    81.44%  [JIT] tid 19785       [.] JS:* [eval]:1:1',
+    "     5.00%  [JIT] tid 25577       [.] JS:*'readRecord file:///work/x/packages/protocol/dist/src/records/record-batch.js:491:20",
     '     0.66%  libc.so.6             [.] _int_free',
     '     0.50%  [kernel.kallsyms]     [k] copy_user_generic',
     '',
   ].join('\n');
-  const r = parsePerfReport(text, 2);
+  const r = parsePerfReport(text, 3);
   assert.is(r.samples, 609);
   assert.equal(r.top, [
-    { percent: 81.44, dso: '[JIT] tid 19785', symbol: 'JS:* [eval]:1:1' },
+    { percent: 81.44, dso: '[JIT]', symbol: 'JS:* [eval]:1:1' },
+    { percent: 5, dso: '[JIT]', symbol: "JS:*'readRecord packages/protocol/dist/src/records/record-batch.js:491:20" },
     { percent: 0.66, dso: 'libc.so.6', symbol: '_int_free' },
   ]);
 });
