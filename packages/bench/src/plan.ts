@@ -1,8 +1,9 @@
 // The scenario matrix and the clients. Full mode covers every record size (100 B, 1 KB, 10 KB),
 // both partition counts (1, 12) and every codec (none, lz4, zstd) without running every
 // combination, a full-touch workload (keys and headers, every field read), plus the group,
-// latency, rebalance, RSS-soak and share-group (KIP-932, 1 and 3 members) runs; sized so that the
-// whole run stays under 45 minutes on 2 cores. Quick mode is a smoke test of every code path on small data, under 3 minutes.
+// latency, latency-under-load (fairness), rebalance, RSS-soak (10 GB) and share-group (KIP-932, 1
+// and 3 members) runs; sized so that the whole run stays under 40 minutes on 2 cores (about 37 by
+// the estimate of issue 16's additions). Quick mode is a smoke test of every code path on small data, under 3 minutes.
 //
 // Steady state: every throughput client reads the topic `warmupPasses` + `repetitions` times in
 // one process (one JVM for Java; kcat, a C program with nothing to warm, once per process), and
