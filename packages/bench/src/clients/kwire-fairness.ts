@@ -30,6 +30,7 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
   let firstLiveAt = 0;
   let resumedAt = 0;
   let drainEnd = 0;
+  let early = 0;
   let resumeTimer: NodeJS.Timeout | undefined;
   const digest = run.digest;
   try {
@@ -56,6 +57,9 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
         }
       } else {
         for (let i = 0; i < n; i++) digest.add(records[i]!.value as Buffer | null);
+        // Backlog records delivered before the resume (a fetch sent before pause() took effect)
+        // would make the drain look shorter: counted and reported.
+        if (resumedAt === 0) early += n;
         drained += n;
         if (drainEnd === 0 && drained >= backlogRecords) drainEnd = at;
       }
@@ -78,6 +82,7 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
   }
   const drainSeconds = drainEnd > 0 && resumedAt > 0 ? Math.round(drainEnd - resumedAt) / 1000 : 0;
   if (!run.error && resumedAt === 0) run.error = 'the backlog was never resumed (no live record arrived)';
+  if (early > 0) run.notes.push(`kwire-fairness: ${early} backlog records were delivered before the backlog was resumed`);
   return run.report({
     fairness: {
       before: figures(before),

@@ -122,6 +122,7 @@ async function fairnessRun(ctx: Ctx, s: ScenarioInfo, client: string, b: Backlog
       run.gcMs = r.gcMs;
       run.maxEventLoopStallMs = r.maxEventLoopStallMs;
       run.p99EventLoopDelayMs = r.p99EventLoopDelayMs ?? null;
+      if (r.notes?.length) run.notes = r.notes;
     } finally {
       child.child.kill('SIGKILL');
     }
