@@ -9,6 +9,15 @@
 //     count, the value bytes, the digest (the same ValueDigest / recordHash as the Node clients,
 //     see src/meter.ts), the seconds, the process CPU and GC time of the pass.
 //
+//   fairness --bootstrap B --topic LIVE --backlog T --backlog-partitions P --backlog-records N --records L [--warmup-ms W] [--before-ms MS]
+//     Latency under load (issue 16): one KafkaConsumer at its defaults (read_uncommitted) assigned
+//     the live topic's partition 0 and every partition of the backlog topic from the beginning, the
+//     backlog paused. ProducerPerformance writes the live partition at a steady rate; W ms after
+//     the first live record plus MS ms the backlog is resumed (the drain). End-to-end latency of
+//     each live record = its poll's return - CreateTime; records produced before the resume are
+//     "before" (the first W ms excluded), between the resume and the backlog's last record
+//     "during". Prints one JSON line {"fairness": {...}} as the Node fairness client reports it.
+//
 //   produce --bootstrap B --topic T --records N --size S [--compression C]
 //     The full-touch data: records of S random A-Z bytes with a 16-byte key ("k-" and 14 digits of
 //     the record's number) and two headers ("trace-id": 16 random A-Z bytes, "source": "kwire-bench"),
@@ -44,6 +53,7 @@ public class BenchJava {
       else a.put(argv[i].substring(2), argv[i + 1]);
     }
     if (argv[0].equals("produce")) produce(a);
+    else if (argv[0].equals("fairness")) fairness(a);
     else consume(a, props);
   }
 
@@ -150,6 +160,100 @@ public class BenchJava {
         if (count != records) break;
       }
     }
+  }
+
+  static void fairness(Map<String, String> a) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", a.get("bootstrap"));
+    p.put("group.id", "bench-java-fairness-" + System.nanoTime());
+    p.put("enable.auto.commit", "false");
+    p.put("auto.offset.reset", "earliest");
+    p.put("isolation.level", "read_uncommitted");
+    p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+    p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    String live = a.get("topic");
+    String backlogTopic = a.get("backlog");
+    int bp = Integer.parseInt(a.get("backlog-partitions"));
+    long backlogRecords = Long.parseLong(a.get("backlog-records"));
+    int liveRecords = Integer.parseInt(a.get("records"));
+    long warmupMs = Long.parseLong(a.getOrDefault("warmup-ms", "2000"));
+    long beforeMs = Long.parseLong(a.getOrDefault("before-ms", "4000"));
+    List<TopicPartition> backlog = new ArrayList<>();
+    for (int i = 0; i < bp; i++) backlog.add(new TopicPartition(backlogTopic, i));
+    List<TopicPartition> all = new ArrayList<>(backlog);
+    all.add(new TopicPartition(live, 0));
+    // Sub-millisecond wall clock: the epoch milliseconds at start plus the monotonic clock since.
+    long baseMs = System.currentTimeMillis();
+    long baseNs = System.nanoTime();
+    long[] ts = new long[liveRecords];
+    double[] lat = new double[liveRecords];
+    int liveCount = 0;
+    long backlogCount = 0;
+    double firstLiveAt = 0;
+    double resumedAt = 0;
+    double drainEnd = 0;
+    String error = null;
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+      consumer.assign(all);
+      consumer.seekToBeginning(all);
+      consumer.pause(backlog);
+      System.out.println("{\"ready\":true}");
+      System.out.flush();
+      long idleSince = System.nanoTime();
+      while (liveCount < liveRecords || (resumedAt > 0 && backlogCount < backlogRecords) || resumedAt == 0) {
+        ConsumerRecords<byte[], byte[]> batch = consumer.poll(Duration.ofMillis(100));
+        double at = baseMs + (System.nanoTime() - baseNs) / 1e6;
+        if (batch.isEmpty()) {
+          if (System.nanoTime() - idleSince > 60_000_000_000L) {
+            error = "no record for 60 s after " + liveCount + " live and " + backlogCount + " backlog records";
+            break;
+          }
+        } else idleSince = System.nanoTime();
+        for (ConsumerRecord<byte[], byte[]> r : batch) {
+          if (r.topic().equals(live)) {
+            if (firstLiveAt == 0) firstLiveAt = at;
+            if (liveCount < liveRecords) {
+              ts[liveCount] = r.timestamp();
+              lat[liveCount] = at - r.timestamp();
+            }
+            liveCount++;
+          } else backlogCount++;
+        }
+        if (resumedAt > 0 && drainEnd == 0 && backlogCount >= backlogRecords) drainEnd = at;
+        if (resumedAt == 0 && firstLiveAt > 0 && at >= firstLiveAt + warmupMs + beforeMs) {
+          consumer.resume(backlog);
+          resumedAt = baseMs + (System.nanoTime() - baseNs) / 1e6;
+        }
+      }
+    }
+    long firstTs = liveCount > 0 ? ts[0] : 0;
+    List<Double> before = new ArrayList<>();
+    List<Double> during = new ArrayList<>();
+    for (int i = 0; i < Math.min(liveCount, liveRecords); i++) {
+      if (ts[i] < firstTs + warmupMs) continue;
+      if (ts[i] < resumedAt) before.add(lat[i]);
+      else if (drainEnd > 0 && ts[i] <= drainEnd) during.add(lat[i]);
+    }
+    StringBuilder out = new StringBuilder("{\"fairness\":{\"before\":").append(summary(before)).append(",\"during\":").append(summary(during));
+    out.append(",\"liveRecords\":").append(liveCount).append(",\"backlogRecords\":").append(backlogCount);
+    out.append(",\"drainSeconds\":").append(drainEnd > 0 ? Math.round(drainEnd - resumedAt) / 1000.0 : 0);
+    out.append(",\"drainRecordsPerSec\":").append(drainEnd > resumedAt ? Math.round(backlogCount / ((drainEnd - resumedAt) / 1000)) : 0).append("}");
+    if (error != null) out.append(",\"error\":\"").append(error).append("\"");
+    System.out.println(out.append("}"));
+  }
+
+  /** count, p50, p99, p999 and max of latencies in ms (nearest rank), as JSON. */
+  static String summary(List<Double> v) {
+    double[] a = new double[v.size()];
+    for (int i = 0; i < a.length; i++) a[i] = v.get(i);
+    java.util.Arrays.sort(a);
+    return "{\"count\":" + a.length + ",\"p50\":" + rank(a, 50) + ",\"p99\":" + rank(a, 99) + ",\"p999\":" + rank(a, 99.9) + ",\"max\":" + (a.length > 0 ? Math.round(a[a.length - 1] * 1000) / 1000.0 : 0) + "}";
+  }
+
+  static double rank(double[] a, double p) {
+    if (a.length == 0) return 0;
+    int i = (int) Math.ceil(p / 100 * a.length) - 1;
+    return Math.round(a[Math.max(0, Math.min(a.length - 1, i))] * 1000) / 1000.0;
   }
 
   static long gcMillis() {

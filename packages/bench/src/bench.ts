@@ -14,6 +14,7 @@ import { evaluateGoals } from './report/goals.js';
 import { clientLabel, summarize, verifyChecksums } from './report/summarize.js';
 import type { BenchResults, ProfileSummary } from './report/types.js';
 import { BrokerGone, type BenchOptions, type Ctx } from './scenarios/context.js';
+import { fairnessClients, fairnessScenario } from './scenarios/fairness.js';
 import { groupScenario } from './scenarios/group.js';
 import { latencyScenario } from './scenarios/latency.js';
 import { profileKwire } from './scenarios/profile.js';
@@ -90,6 +91,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
         else if (s.kind === 'latency') await latencyScenario(ctx, s, plan.latencyClients);
         else if (s.kind === 'rebalance') await rebalanceScenario(ctx, s);
         else if (s.kind === 'share') await shareScenario(ctx, s);
+        else if (s.kind === 'fairness') await fairnessScenario(ctx, s);
         else await soakScenario(ctx, s);
       } catch (err) {
         // A scenario that cannot run (its topic failed to load) is shown, not hidden.
@@ -172,6 +174,7 @@ function countSteps(ctx: Ctx, plan: Plan): number {
     else if (s.kind === 'latency') n += s.repetitions * plan.latencyClients.filter(ok).length;
     else if (s.kind === 'rebalance') n += s.repetitions * REBALANCE_CLIENTS.filter(ok).length;
     else if (s.kind === 'share') n += SHARE_CLIENTS.filter(ok).length;
+    else if (s.kind === 'fairness') n += (s.topicOf ? 0 : 1) + s.repetitions * fairnessClients(plan.mode).filter(ok).length;
     else n += 1;
   }
   return n;

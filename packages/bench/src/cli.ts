@@ -5,16 +5,20 @@
 //   npm run bench -- --bootstrap H:P      use a running broker instead of starting one
 //   npm run bench -- --json out.json      also write the results there
 //   npm run bench -- --cpu-prof           profile kwire where a goal is missed
+//   npm run bench -- --micro [--reps N] [--micro-only a,b] [--json F]
+//                                         the hot-function micro-benchmarks (micro/suite.ts), no broker
 //   npm run bench -- --render results.json [--analysis notes.md]
 //                                         rewrite report.md and chart.svg from saved results
 //
 // Writes results.json, report.md and chart.svg to packages/bench/results/ (or --out DIR), prints
 // the tables on stdout, and exits 1 when a client failed verification.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBench } from './bench.js';
+import { resolveClientNode } from './orchestrator/node-runtime.js';
 import { markdownReport } from './report/markdown.js';
 import { chartSvg } from './report/svg.js';
 import { consoleReport } from './report/table.js';
@@ -32,6 +36,9 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)
   --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
   --node PATH           the Node for the clients (default: Node 24 through npx)
+  --micro               no broker: the micro-benchmarks of the hot functions (frame split, batch scan,
+                        record decode, varint, CRC, each decompressor), a summary table; --reps N
+                        rounds (default 5), --micro-only a,b to pick, --json FILE for the figures
   --render FILE         no run: rewrite report.md and chart.svg from a results JSON
   --analysis FILE       Markdown included in the report as its Analysis section
 `;
@@ -48,6 +55,8 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     node: { type: 'string' },
     render: { type: 'string' },
+    micro: { type: 'boolean', default: false },
+    'micro-only': { type: 'string' },
     analysis: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -55,6 +64,18 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(HELP);
+  process.exit(0);
+}
+
+if (values.micro) {
+  // Under the clients' Node (24 through npx unless --node), like every measured client.
+  const node = resolveClientNode(values.node);
+  const args = [join(dirname(fileURLToPath(import.meta.url)), 'micro', 'suite.js'), '--rounds', values.reps ?? '5'];
+  if (values['micro-only']) args.push('--only', values['micro-only']);
+  if (values.json) args.push('--json-file', values.json);
+  const table = spawnSync(node.path, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (table.status !== 0) process.exit(table.status ?? 1);
+  if (values.json) process.stdout.write(`written: ${values.json}\n`);
   process.exit(0);
 }
 

@@ -6,11 +6,13 @@
 // this module once per batch, never through a closure per record, so that the bookkeeping costs
 // every client the same small amount.
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 // The measuring core `kwire perf` uses too: CPU, GC, event-loop stall and latency are counted the
 // same way in both.
 import { LatencyHistogram, PerfMeter } from '@kwire/consumer/perf-meter';
 import { recordHash, valueHash, ValueDigest } from '../meter.js';
+import type { FairnessFigures } from '../report/types.js';
 
 export { LatencyHistogram };
 
@@ -27,7 +29,9 @@ export type ClientMode =
   /** A fresh group: time from subscribe to the first record delivered, then stop. */
   | 'rebalance'
   /** One member of a share group (KIP-932), in a process of its own: as 'group', passes driven by the orchestrator. */
-  | 'share';
+  | 'share'
+  /** Latency under load (clients/kwire-fairness.ts): a live partition's latency before and while a paused backlog topic is drained. */
+  | 'fairness';
 
 export interface ClientOptions {
   bootstrap: string;
@@ -66,6 +70,12 @@ export interface ClientOptions {
   measuredPasses?: number;
   /** Which pass this is (0-based), set by run-client for group ids and notes. */
   pass?: number;
+  /** fairness mode: the backlog topic, its partitions and records; the live topic is `topic` partition 0 with `records` records. */
+  backlogTopic?: string;
+  backlogPartitions?: number;
+  backlogRecords?: number;
+  /** fairness mode: the backlog is resumed this long after the warm-up (warmupMs) that follows the first live record. */
+  beforeMs?: number;
   /** node-rdkafka: the package folder of the build to load (orchestrator/rdkafka-build.ts). */
   rdkafkaDir?: string;
 }
@@ -109,12 +119,19 @@ export interface ClientReport {
   gcCount: number;
   /** Longest event-loop stall in the fetch phase (1 ms resolution). */
   maxEventLoopStallMs: number | null;
+  /** p99 of the event loop's 1 ms timer samples in the fetch phase (issue 16: <= 2 ms). */
+  p99EventLoopDelayMs?: number | null;
+  /** The fetch phase's CPU split into user and system time (process.cpuUsage): where the CPU goes, kernel or JS. */
+  fetchCpuUserSeconds?: number | null;
+  fetchCpuSystemSeconds?: number | null;
   /** alloc mode: heap (JS objects) and external (ArrayBuffer) bytes allocated per record. */
   allocBytesPerRecord?: number | null;
   allocWindowRecords?: number;
   /** Collections inside the allocation window (0: a GC-free window). */
   allocCollections?: number;
   latency?: LatencySummary;
+  /** fairness mode: the live partition's latency before the drain and during it. */
+  fairness?: FairnessFigures;
   /** rebalance mode: subscribe (or connect) to first record. */
   joinToFirstRecordMs?: number;
   /** group mode: when this member delivered the last record of each partition (epoch ms), or null. */
@@ -167,6 +184,10 @@ export class Run {
   notes: string[] = [];
   /** The fetch phase's window: opened at ready() (or the first record), closed by finish(). */
   private readonly meter = new PerfMeter();
+  /** The fetch phase's event-loop delay samples (1 ms timer) and its CPU at both ends, user and system apart. */
+  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 1 });
+  private cpu0: NodeJS.CpuUsage | undefined;
+  private cpu1: NodeJS.CpuUsage | undefined;
   /** True when the loop must read key, headers, offset and timestamp too (ClientOptions.touch). */
   readonly fullTouch: boolean;
   private finished!: () => void;
@@ -246,6 +267,7 @@ export class Run {
       this.tReady = this.lastProgress;
       this.hrReady = Number(process.hrtime.bigint() / 1000n);
       this.meter.begin();
+      this.beginWindow();
     }
     process.send?.({ ev: 'ready', ...detail });
   }
@@ -276,6 +298,7 @@ export class Run {
     if (this.tFirst === null) {
       this.tFirst = t;
       this.meter.begin();
+      this.beginWindow();
     }
     this.count += n;
     this.tLast = t;
@@ -361,10 +384,21 @@ export class Run {
     }
   }
 
+  /** Opens the stall histogram and the user/system CPU window (once: at ready, or the first record). */
+  private beginWindow(): void {
+    if (this.cpu0) return;
+    this.cpu0 = process.cpuUsage();
+    this.loopDelay.enable();
+  }
+
   finish(): void {
     if (this.done) return;
     this.done = true;
     this.hrLast = Number(process.hrtime.bigint() / 1000n);
+    if (this.cpu0) {
+      this.cpu1 = process.cpuUsage();
+      this.loopDelay.disable();
+    }
     this.meter.end();
     this.finished();
   }
@@ -403,6 +437,9 @@ export class Run {
       fetchGcMs: m.gcMs,
       gcCount: m.gcCount,
       maxEventLoopStallMs: m.maxEventLoopStallMs,
+      p99EventLoopDelayMs: this.loopDelay.count > 0 ? round2(this.loopDelay.percentile(99) / 1e6) : null,
+      fetchCpuUserSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.user - this.cpu0.user) / 1e6) : null,
+      fetchCpuSystemSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.system - this.cpu0.system) / 1e6) : null,
       ...(this.error ? { error: this.error } : {}),
       ...(this.notes.length ? { notes: this.notes } : {}),
       ...extra,

@@ -189,3 +189,61 @@ export async function configureShareGroups(target: KafkaTarget, groups: readonly
   });
   if (r.code !== 0) throw new Error(`BenchShare configure exited with ${r.code}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
 }
+
+export interface JavaFairness {
+  fairness?: import('../report/types.js').FairnessFigures & { liveRecords: number };
+  error?: string;
+  peakRssMb: number | null;
+  cpuSeconds: number | null;
+}
+
+/**
+ * BenchJava fairness: the Java consumer at its defaults on the live topic and the paused backlog;
+ * `whileRunning` (the live producer) is started once the JVM has had `startMs` to assign.
+ */
+export async function runJavaFairness(
+  target: KafkaTarget,
+  o: { topic: string; records: number; backlog: string; backlogPartitions: number; backlogRecords: number; warmupMs: number; beforeMs: number },
+  whileRunning: () => Promise<unknown>,
+  startMs = 3_000,
+): Promise<JavaFairness> {
+  const dir = await classes(target);
+  const label = `BenchJava fairness ${o.topic}`;
+  const args = [
+    'fairness',
+    '--bootstrap',
+    target.bootstrap,
+    '--topic',
+    o.topic,
+    '--records',
+    String(o.records),
+    '--backlog',
+    o.backlog,
+    '--backlog-partitions',
+    String(o.backlogPartitions),
+    '--backlog-records',
+    String(o.backlogRecords),
+    '--warmup-ms',
+    String(o.warmupMs),
+    '--before-ms',
+    String(o.beforeMs),
+  ];
+  const r = await sampled(label, async () => {
+    const tool = runTool(target.dist, 'BenchJava', args, { extraClasspath: [dir], heapMb: 1024, label, timeoutMs: 300_000 });
+    await new Promise((res) => setTimeout(res, startMs));
+    const produced = whileRunning();
+    const [out] = await Promise.all([tool, produced]);
+    return out;
+  });
+  let error = r.error?.message.split('\n')[0];
+  let fairness: JavaFairness['fairness'];
+  for (const line of (r.value?.stdout ?? '').split('\n')) {
+    if (!line.startsWith('{"fairness"')) continue;
+    const p = JSON.parse(line) as { fairness: NonNullable<JavaFairness['fairness']>; error?: string };
+    fairness = p.fairness;
+    if (p.error) error ??= p.error;
+  }
+  if (!error && r.value && r.value.code !== 0) error = `BenchJava exited with ${r.value.code}: ${r.value.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+  if (!error && !fairness) error = 'BenchJava printed no fairness line';
+  return { ...(fairness ? { fairness } : {}), ...(error ? { error } : {}), peakRssMb: r.peakRssMb, cpuSeconds: r.cpuSeconds };
+}

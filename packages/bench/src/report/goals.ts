@@ -1,4 +1,4 @@
-// The goals of issue 7, evaluated against the measured rows. Pure (unit-tested).
+// The goals of issue 7 and of issue 16, evaluated against the measured rows. Pure (unit-tested).
 //
 // A throughput goal is evaluated on every scenario of its record size and is met only if it is met
 // on all of them: the weakest scenario is the figure reported. A scenario where kwire or the peer
@@ -19,34 +19,71 @@ function x(n: number): string {
   return `${n.toFixed(2)}x`;
 }
 
+/** Which throughput scenarios a ratio goal is evaluated on. */
+interface Where {
+  recordSize: number;
+  /** Default 'value': the value-only workload (the goals' own); full-touch scenarios are reported beside them. */
+  touch?: 'value' | 'full';
+  partitions?: number;
+  compression?: ScenarioInfo['compression'];
+}
+
+function scenariosWhere(scenarios: readonly ScenarioInfo[], w: Where): ScenarioInfo[] {
+  const touch = w.touch ?? 'value';
+  return scenarios.filter(
+    (s) =>
+      s.kind === 'throughput' &&
+      s.recordSize === w.recordSize &&
+      (s.touch ?? 'value') === touch &&
+      (w.partitions === undefined || s.partitions === w.partitions) &&
+      (w.compression === undefined || s.compression === w.compression),
+  );
+}
+
+/**
+ * The symmetric ceiling of a scenario: on a compressed topic the one that decompresses every batch
+ * too (ceiling-decompress: what any client reading those batches must at least spend), where it
+ * ran; the scanning ceiling otherwise.
+ */
+export function symmetricCeiling(rows: readonly ResultRow[], s: ScenarioInfo): string {
+  if (s.compression !== 'none' && rows.some((r) => r.scenario === s.id && r.client === 'ceiling-decompress' && r.verified)) return 'ceiling-decompress';
+  return 'ceiling';
+}
+
 function ratioGoal(
   rows: readonly ResultRow[],
   scenarios: readonly ScenarioInfo[],
   id: string,
   text: string,
-  recordSize: number,
-  peer: string,
+  where: Where | number,
+  peer: string | ((s: ScenarioInfo) => string),
   target: number,
   describe: (v: number) => string,
+  issue = 7,
 ): GoalResult {
-  // The value-only workload (the goals' own); full-touch scenarios are reported beside them.
-  const ids = scenarios.filter((s) => s.kind === 'throughput' && s.recordSize === recordSize && s.touch !== 'full').map((s) => s.id);
+  const w = typeof where === 'number' ? { recordSize: where } : where;
+  const list = scenariosWhere(scenarios, w);
+  const ids = list.map((s) => s.id);
   const measured: string[] = [];
   const missing: string[] = [];
   let worst: number | null = null;
-  for (const sid of ids) {
+  for (const s of list) {
+    const sid = s.id;
+    const p = typeof peer === 'string' ? peer : peer(s);
     // Against the peer's best setting in this scenario (the ceiling has one).
-    const r = ratioToBest(rows, sid, 'kwire', peer);
+    const r = ratioToBest(rows, sid, 'kwire', p);
     if (r === null) {
       missing.push(sid);
       continue;
     }
-    const best = bestOf(rows, sid, peer);
-    measured.push(`${sid}: ${describe(r)}${best && best.client !== peer ? ` (against ${best.label})` : ''}`);
+    const best = bestOf(rows, sid, p);
+    measured.push(`${sid}: ${describe(r)}${best && best.client !== (typeof peer === 'string' ? peer : '') ? ` (against ${best.label})` : ''}`);
     if (worst === null || r < worst) worst = r;
   }
+  const peerName = typeof peer === 'string' ? peer : 'the ceiling';
   const goal: GoalResult = {
     id,
+    issue,
     text,
     measured: measured.join('; ') || 'not measured',
     value: worst === null ? null : Math.round(worst * 1000) / 1000,
@@ -56,13 +93,238 @@ function ratioGoal(
     scenarios: ids,
   };
   if (worst === null) {
-    goal.miss = ids.length ? `not evaluable: kwire or ${peer} not verified on ${missing.join(', ')}` : `no ${recordSize} B scenario in this run`;
+    goal.miss = ids.length ? `not evaluable: kwire or ${peerName} not verified on ${missing.join(', ')}` : `no such scenario (${describeWhere(w)}) in this run`;
     return goal;
   }
   goal.met = worst >= target && missing.length === 0;
   if (worst < target) goal.miss = `missed by ${((1 - worst / target) * 100).toFixed(1)}%: kwire would need to be ${((target / worst - 1) * 100).toFixed(1)}% faster on its weakest scenario`;
   else if (missing.length) goal.miss = `not evaluable on ${missing.join(', ')} (a client did not verify)`;
   return goal;
+}
+
+function describeWhere(w: Where): string {
+  return [`${w.recordSize} B`, w.partitions ? `${w.partitions} partitions` : '', w.compression ?? '', w.touch === 'full' ? 'full touch' : 'value only'].filter(Boolean).join(', ');
+}
+
+/** A 'max' goal over figures taken from rows: the worst figure counts; `null` figures are named as not measured. */
+function maxGoal(id: string, issue: number, text: string, target: number, figures: { scenario: string; value: number | null; words: string }[], unit: string, none: string): GoalResult {
+  const measured = figures.filter((f) => f.value !== null);
+  const missing = figures.filter((f) => f.value === null).map((f) => f.scenario);
+  const worst = measured.length ? Math.max(...measured.map((f) => f.value!)) : null;
+  const goal: GoalResult = {
+    id,
+    issue,
+    text,
+    measured: measured.map((f) => `${f.scenario}: ${f.words}`).join('; ') || 'not measured',
+    value: worst === null ? null : Math.round(worst * 1000) / 1000,
+    target,
+    direction: 'max',
+    met: null,
+    scenarios: figures.map((f) => f.scenario),
+  };
+  if (worst === null) {
+    goal.miss = figures.length ? `not measured on ${missing.join(', ')}` : none;
+    return goal;
+  }
+  goal.met = worst <= target && missing.length === 0;
+  // What --cpu-prof profiles when the goal is missed: the scenarios over the target only.
+  if (worst > target) goal.scenarios = measured.filter((f) => f.value! > target).map((f) => f.scenario);
+  if (worst > target) {
+    const over = target > 0 ? ` (${((worst / target - 1) * 100).toFixed(0)}% over)` : '';
+    goal.miss = `missed by ${fmt(worst - target)} ${unit}${over} on its worst scenario (${measured.find((f) => f.value === worst)!.scenario})${missing.length ? `; not measured on ${missing.join(', ')}` : ''}`;
+  } else if (missing.length) goal.miss = `not measured on ${missing.join(', ')}`;
+  return goal;
+}
+
+function fmt(n: number): string {
+  return Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+
+/** kwire's default maxBufferedBytes: 2 x fetchMaxBytes (50 MiB), @kwire/consumer's config.ts. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 2 * 52_428_800;
+/** The soak's volume goal (issue 16): RSS flat over 10 GB consumed. */
+export const SOAK_GOAL_BYTES = 10e9;
+
+/**
+ * The client that measures the zero-allocation path (`ConsumerBatch.cursor()`, issue 16). HOOK: the
+ * goal reads this client's allocation rows where they exist and says "not measured" otherwise;
+ * wiring the client (a 'kwire-cursor' variant in plan.ts and ALLOC_CLIENTS, its loop in
+ * clients/kwire.ts) is left to whoever lands the cursor.
+ */
+export const CURSOR_CLIENT = 'kwire-cursor';
+
+/** The goals of issue 16 (twice Java on small records, zero allocation, no stall an embedding service can feel). */
+export function issue16Goals(rows: readonly ResultRow[], scenarios: readonly ScenarioInfo[]): GoalResult[] {
+  const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
+  const goals: GoalResult[] = [
+    ratioGoal(
+      rows,
+      scenarios,
+      'java-2x-100b',
+      'kwire >= 2x the Java consumer in records/s, 100 B records, 12 partitions, value only (steady state, Java at its best)',
+      { recordSize: 100, partitions: 12, compression: 'none' },
+      'java',
+      2,
+      x,
+      16,
+    ),
+    ratioGoal(
+      rows,
+      scenarios,
+      'java-1.5x-100b-full',
+      'kwire >= 1.5x the Java consumer in records/s, 100 B records, full touch (key, every value byte, headers, offset, timestamp)',
+      { recordSize: 100, touch: 'full' },
+      'java',
+      1.5,
+      x,
+      16,
+    ),
+    ratioGoal(rows, scenarios, 'java-2.5x-1kb', 'kwire >= 2.5x the Java consumer in records/s on 1 KB records', { recordSize: 1024 }, 'java', 2.5, x, 16),
+    ratioGoal(
+      rows,
+      scenarios,
+      'ceiling-90-10kb',
+      'kwire >= 90% of the symmetric ceiling on 10 KB records, lz4 included (compressed topics: the ceiling that decompresses too)',
+      { recordSize: 10240 },
+      (s) => symmetricCeiling(rows, s),
+      0.9,
+      pct,
+      16,
+    ),
+  ];
+
+  // CPU per GB consumed, against the symmetric ceiling's, on every value-only throughput scenario.
+  const cpu = scenarios
+    .filter((s) => s.kind === 'throughput' && (s.touch ?? 'value') === 'value')
+    .map((s) => {
+      const c = symmetricCeiling(rows, s);
+      const k = rows.find((r) => r.scenario === s.id && r.client === 'kwire' && r.verified);
+      const ce = rows.find((r) => r.scenario === s.id && r.client === c && r.verified);
+      const gb = (s.records * s.recordSize) / 1e9;
+      if (!k?.cpuSeconds || !ce?.cpuSeconds) return { scenario: s.id, value: null, words: '' };
+      const v = k.cpuSeconds / ce.cpuSeconds;
+      return { scenario: s.id, value: v, words: `${(k.cpuSeconds / gb).toFixed(2)} CPU s/GB against ${c}'s ${(ce.cpuSeconds / gb).toFixed(2)} (${x(v)})` };
+    });
+  goals.push(maxGoal('cpu-per-gb-1.3x', 16, "kwire's CPU per GB consumed <= 1.3x the symmetric ceiling's, every record size (fetch phase, user + system)", 1.3, cpu, 'x', 'no throughput scenario'));
+
+  // Heap per record on the default path: the value-only scenarios (full-touch figures shown beside).
+  const allocOf = (client: string, touch: 'value' | 'full') =>
+    scenarios
+      .filter((s) => s.kind === 'throughput' && (s.touch ?? 'value') === touch)
+      .map((s) => rows.find((r) => r.scenario === s.id && r.client === client))
+      .filter((r): r is ResultRow => r !== undefined)
+      .map((r) => ({ scenario: r.scenario, value: r.allocBytesPerRecord, words: r.allocBytesPerRecord === null ? '' : `${r.allocBytesPerRecord} B/record` }));
+  const def = maxGoal('alloc-100b', 16, 'the default path allocates <= 100 B of JS heap per record (kwire, value only)', 100, allocOf('kwire', 'value'), 'B/record', 'no allocation pass of kwire');
+  const fullAlloc = allocOf('kwire', 'full').filter((f) => f.value !== null);
+  if (fullAlloc.length) def.measured += ` (full touch, not counted: ${fullAlloc.map((f) => `${f.scenario} ${f.words}`).join('; ')})`;
+  goals.push(def);
+  const cursor = maxGoal(
+    'alloc-cursor-0b',
+    16,
+    `the zero-allocation path (ConsumerBatch.cursor(), client '${CURSOR_CLIENT}') allocates 0 B of JS heap per record`,
+    0,
+    [...allocOf(CURSOR_CLIENT, 'value'), ...allocOf(CURSOR_CLIENT, 'full')],
+    'B/record',
+    `not measured: no '${CURSOR_CLIENT}' client in this run (the cursor client is not wired yet)`,
+  );
+  goals.push(cursor);
+
+  // Event-loop stalls at full throughput, kwire at its defaults.
+  const tp = scenarios.filter((s) => s.kind === 'throughput' && (s.touch ?? 'value') === 'value');
+  const kw = (s: ScenarioInfo) => rows.find((r) => r.scenario === s.id && r.client === 'kwire' && r.verified);
+  goals.push(
+    maxGoal(
+      'stall-max-5ms',
+      16,
+      "largest event-loop stall at full throughput with default settings <= 5 ms (kwire, median over passes of each pass's longest)",
+      5,
+      tp.map((s) => {
+        const v = kw(s)?.maxEventLoopStallMs ?? null;
+        return { scenario: s.id, value: v, words: `${v} ms` };
+      }),
+      'ms',
+      'no throughput scenario',
+    ),
+  );
+  goals.push(
+    maxGoal(
+      'stall-p99-2ms',
+      16,
+      "p99 of the event loop's 1 ms samples at full throughput with default settings <= 2 ms (kwire)",
+      2,
+      tp.map((s) => {
+        const v = kw(s)?.p99EventLoopDelayMs ?? null;
+        return { scenario: s.id, value: v, words: `${v} ms` };
+      }),
+      'ms',
+      'no throughput scenario',
+    ),
+  );
+
+  // Latency under load (fairness): p99 during the drain <= p99 before + 5 ms.
+  const fair = scenarios.find((s) => s.kind === 'fairness');
+  const fk = fair && rows.find((r) => r.scenario === fair.id && r.client === 'kwire');
+  const lat: GoalResult = {
+    id: 'latency-under-load',
+    issue: 16,
+    text: `latency under load: end-to-end p99 of a 10,000 records/s partition while the same consumer drains a backlog of another topic <= its p99 before the drain + 5 ms (kwire${fair ? `; ${fair.title}` : ''})`,
+    measured: 'not measured',
+    value: null,
+    target: 5,
+    direction: 'max',
+    met: null,
+    scenarios: fair ? [fair.id] : [],
+  };
+  if (fk?.verified && fk.fairness) {
+    const f = fk.fairness;
+    lat.value = Math.round((f.during.p99 - f.before.p99) * 1000) / 1000;
+    lat.measured = `${fair!.id}: p99 ${f.before.p99} ms before the drain (p50 ${f.before.p50}, ${f.before.count} records), ${f.during.p99} ms during it (p50 ${f.during.p50}, max ${f.during.max}, ${f.during.count} records; the drain: ${f.backlogRecords} records in ${f.drainSeconds} s)`;
+    const java = rows.find((r) => r.scenario === fair!.id && r.client === 'java' && r.verified)?.fairness;
+    if (java) lat.measured += `; the Java consumer in the same probe: p99 ${java.before.p99} ms before, ${java.during.p99} ms during (drain ${java.drainSeconds} s)`;
+    lat.met = lat.value <= 5;
+    if (!lat.met) lat.miss = `missed by ${(lat.value - 5).toFixed(2)} ms: p99 rose ${lat.value.toFixed(2)} ms during the drain`;
+  } else lat.miss = fk ? `kwire's fairness run did not verify: ${fk.reason ?? ''}` : 'no fairness run';
+  goals.push(lat);
+
+  // RSS flat over 10 GB consumed, and peak RSS within 2 x maxBufferedBytes + 64 MiB.
+  const soak = scenarios.find((s) => s.kind === 'soak');
+  const soakRow = soak && rows.find((r) => r.scenario === soak.id && r.client === 'kwire');
+  const volume = soak ? soak.records * soak.recordSize * (soak.passes ?? 1) : 0;
+  const gbText = `${(volume / 1e9).toFixed(1)} GB`;
+  const flatGoal: GoalResult = {
+    id: 'flat-rss-10gb',
+    issue: 16,
+    text: `RSS flat over 10 GB consumed (kwire; this run's soak: ${soak ? `${soak.passes} passes over ${soak.id}, ${gbText}` : 'none'})`,
+    measured: 'not measured',
+    value: null,
+    target: 0,
+    direction: 'max',
+    met: null,
+    scenarios: soak ? [soak.id] : [],
+  };
+  const flat = soakRow?.verified && soakRow.rssByPassMb ? rssFlat(soakRow.rssByPassMb) : null;
+  if (flat && soakRow?.rssByPassMb) {
+    flatGoal.value = Math.round((flat.worst - flat.settled - flat.allowance) * 10) / 10;
+    flatGoal.measured = `${soak!.id}: ${gbText} consumed; after the first pass RSS at most ${flat.worst} MiB against ${flat.settled} MiB (allowance ${flat.allowance} MiB)`;
+    // Growth is a miss whatever the volume; flat over less than 10 GB (--quick's soak) shows nothing about 10 GB.
+    flatGoal.met = !flat.flat ? false : volume >= SOAK_GOAL_BYTES ? true : null;
+    if (!flat.flat) flatGoal.miss = `RSS grew ${(flat.worst - flat.settled).toFixed(1)} MiB after the first pass, ${(flat.worst - flat.settled - flat.allowance).toFixed(1)} MiB beyond the allowance`;
+    else if (volume < SOAK_GOAL_BYTES) flatGoal.miss = `not evaluable: flat, but over ${gbText} only (the goal asks for 10 GB)`;
+  } else flatGoal.miss = soakRow ? `the soak run did not verify or has fewer than 3 passes: ${soakRow.reason ?? ''}` : 'no soak run';
+  goals.push(flatGoal);
+  const capMb = (2 * DEFAULT_MAX_BUFFERED_BYTES) / 1048576 + 64;
+  goals.push(
+    maxGoal(
+      'peak-rss',
+      16,
+      `peak RSS <= 2 x maxBufferedBytes + 64 MiB (${capMb} MiB at the defaults; kwire over the soak)`,
+      capMb,
+      soak ? [{ scenario: soak.id, value: soakRow?.verified ? soakRow.peakRssMb : null, words: `peak RSS ${soakRow?.peakRssMb} MiB` }] : [],
+      'MiB',
+      'no soak run',
+    ),
+  );
+  return goals;
 }
 
 export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly ScenarioInfo[]): GoalResult[] {
@@ -77,6 +339,7 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
   const latRow = lat && rows.find((r) => r.scenario === lat.id && r.client === 'kwire');
   const latency: GoalResult = {
     id: 'latency-p99',
+    issue: 7,
     text: 'end-to-end p99 <= 5 ms at 10,000 records/s with default fetch settings (kwire)',
     measured: 'not measured',
     value: null,
@@ -100,6 +363,7 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
   const soakRow = soak && rows.find((r) => r.scenario === soak.id && r.client === 'kwire');
   const rss: GoalResult = {
     id: 'flat-rss',
+    issue: 7,
     text: "flat RSS over a long run (kwire's RSS at the end of each pass over the same topic)",
     measured: 'not measured',
     value: null,
@@ -117,5 +381,5 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
     if (!flat.flat) rss.miss = `RSS grew ${(flat.worst - flat.settled).toFixed(1)} MiB after the first pass, ${(flat.worst - flat.settled - flat.allowance).toFixed(1)} MiB beyond the allowance`;
   } else rss.miss = soakRow ? `the soak run did not verify or has fewer than 3 passes: ${soakRow.reason ?? ''}` : 'no soak run';
   goals.push(rss);
-  return goals;
+  return [...goals, ...issue16Goals(rows, scenarios)];
 }

@@ -57,16 +57,21 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     "- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer's best setting in that scenario. The Java consumer runs with ConsumerPerformance's settings.",
     '- **Workloads.** Value-only scenarios (null keys, no headers) read each value and hash its length and first and last 8 bytes. **Full-touch** scenarios (`-full`) hold a 16-byte key and two headers per record, and every client reads the key, the value with every byte hashed, the headers, the offset and the timestamp.',
     "- **x ceiling** divides by the transport ceiling of the same scenario: kwire's transport sending the same Fetch requests a consumer sends (Java's default sizes, one connection) and scanning batch headers only, nothing decoded; on compressed scenarios the decompressing ceiling also decompresses every batch. It is what this broker and machine deliver to one connection asking that way, not a bound on a client that asks differently.",
-    "- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM's process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process's maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8's used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution).",
+    "- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM's process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process's maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8's used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution); **p99 loop ms** the p99 of the event loop's 1 ms timer samples over the same window (issue 16: <= 2 ms).",
     "- **verified**: the client consumed exactly the expected records and its checksum of the values (value-only: length plus a hash of the first and last 8 bytes; full touch: a hash of key, every value byte, headers, offset and timestamp; order-independent) matches the one most clients agree on. Java computes the same digest. kcat prints each value's size: its count and byte total are checked. The ceiling decodes nothing: its count comes from the fetch offsets. A client that falls short or differs is **FAILED**, and its figures are not used.",
     '',
   );
 
-  out.push('## Goals', '');
+  out.push(
+    '## Goals',
+    '',
+    "Issue 7's goals (the first bench's) and issue 16's (twice the Java consumer on small records, zero allocations per record, no stall an embedding service can feel), each evaluated from the rows below: met, missed by how much, or not measured.",
+    '',
+  );
   out.push(
     mdTable(
-      ['goal', 'measured', 'result'],
-      results.goals.map((g) => [g.text, g.measured, g.met === true ? 'met' : g.met === false ? `**missed**: ${g.miss ?? ''}` : `n/a: ${g.miss ?? ''}`]),
+      ['issue', 'goal', 'measured', 'result'],
+      results.goals.map((g) => [g.issue ? `#${g.issue}` : '', g.text, g.measured, g.met === true ? 'met' : g.met === false ? `**missed**: ${g.miss ?? ''}` : `n/a: ${g.miss ?? ''}`]),
     ),
     '',
   );
@@ -85,7 +90,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       );
       out.push(
         mdTable(
-          ['client', 'setting', 'records/s', 'spread (min-max)', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'verified'],
+          ['client', 'setting', 'records/s', 'spread (min-max)', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'p99 loop ms', 'verified'],
           mine.map((r) => {
             const best = r.family && r.verified && bestOf(rows, s.id, r.family)?.client === r.client && mine.filter((m) => m.family === r.family).length > 1;
             return [
@@ -101,10 +106,11 @@ export function markdownReport(results: BenchResults, analysis?: string): string
               num(r.gcMs, 0),
               r.allocBytesPerRecord === null ? '-' : int(r.allocBytesPerRecord),
               num(r.maxEventLoopStallMs, 1),
+              num(r.p99EventLoopDelayMs, 1),
               verifiedCell(r),
             ];
           }),
-          [false, false, true, false, true, true, true, true, true, true, true, true, false],
+          [false, false, true, false, true, true, true, true, true, true, true, true, true, false],
         ),
         '',
       );
@@ -263,6 +269,38 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     );
   }
 
+  const fair = rows.filter((r) => r.kind === 'fairness');
+  if (fair.length) {
+    const s = results.scenarios.find((x) => x.kind === 'fairness')!;
+    out.push(
+      '## Latency under load (fairness)',
+      '',
+      `${s.title}: one consumer at its default settings is assigned a live topic's partition (ProducerPerformance writes ${int(s.rate)} records/s of ${s.recordSize} B, linger.ms=0) and every partition of a backlog topic (${int(s.backlogRecords)} records of ${s.backlogRecordSize} B over ${s.backlogPartitions} partitions), the backlog paused. 2 s after the first live record (a warm-up, left out) plus a few seconds measured "before", the backlog is resumed and drained. Latency = delivery to the application - CreateTime; "before" counts live records produced before the resume, "during" those produced between the resume and the backlog's last record. The goal (issue 16): p99 during <= p99 before + 5 ms.`,
+      '',
+      mdTable(
+        ['client', 'p50 before', 'p99 before', 'p50 during', 'p99 during', 'p99 during, each run', 'max during', 'p99 rise', 'drain s', 'drain records/s', 'verified'],
+        fair.map((r) => {
+          const f = r.fairness;
+          return [
+            r.label,
+            num(f?.before.p50, 2),
+            num(f?.before.p99, 2),
+            num(f?.during.p50, 2),
+            num(f?.during.p99, 2),
+            r.runsValues ? r.runsValues.map((v) => num(v, 2)).join(' / ') : '-',
+            num(f?.during.max, 2),
+            f ? num(f.during.p99 - f.before.p99, 2) : '-',
+            num(f?.drainSeconds, 2),
+            int(f?.drainRecordsPerSec),
+            verifiedCell(r),
+          ];
+        }),
+        [false, true, true, true, true, false, true, true, true, true, false],
+      ),
+      '',
+    );
+  }
+
   const reb = rows.filter((r) => r.kind === 'rebalance');
   if (reb.length) {
     const s = results.scenarios.find((x) => x.kind === 'rebalance')!;
@@ -313,6 +351,25 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ),
         '',
       );
+      if (p.cpuUserSeconds != null || p.cpuSystemSeconds != null) {
+        const u = p.cpuUserSeconds ?? 0;
+        const k = p.cpuSystemSeconds ?? 0;
+        out.push(`CPU of the profiled run's fetch phase: user ${num(u, 2)} s, system ${num(k, 2)} s (${u + k > 0 ? ((k / (u + k)) * 100).toFixed(0) : '-'}% in the kernel).`, '');
+      }
+      if (p.perf?.top.length) {
+        out.push(
+          `\`perf record\` of a second run (\`${p.perf.file}\`, ${int(p.perf.samples)} cpu-clock samples of the whole process, 5 passes over the topic, kernel frames included where perf_event_paranoid allows; JS names from --perf-basic-prof):`,
+          '',
+        );
+        out.push(
+          mdTable(
+            ['symbol', 'shared object', '%'],
+            p.perf.top.map((t) => [t.symbol, t.dso, num(t.percent, 2)]),
+            [false, false, true],
+          ),
+          '',
+        );
+      } else if (p.perf?.reason) out.push(`No perf record: ${p.perf.reason}.`, '');
     }
   }
   if (analysis?.trim()) out.push('## Analysis', '', analysis.trim(), '');

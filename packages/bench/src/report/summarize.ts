@@ -132,6 +132,9 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         gcMs: round(pick('gcMs'), 1),
         allocBytesPerRecord: alloc?.allocBytesPerRecord ?? null,
         maxEventLoopStallMs: round(pick('maxEventLoopStallMs')),
+        p99EventLoopDelayMs: round(median(use.map((r) => r.p99EventLoopDelayMs ?? null))),
+        cpuUserSeconds: round(median(use.map((r) => r.cpuUserSeconds ?? null))),
+        cpuSystemSeconds: round(median(use.map((r) => r.cpuSystemSeconds ?? null))),
         ratioToCeiling: null,
         runsRecordsPerSec: mine.map((r) => (r.status === 'ok' ? r.recordsPerSec : null)),
         spread: spreadOf(ok.map((r) => r.recordsPerSec)),
@@ -165,6 +168,26 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.joinToFirstRecordMs ?? null) : null));
       }
       if (s.kind === 'latency') row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.latency?.p99 ?? null) : null));
+      if (s.kind === 'fairness') {
+        const f = use.map((r) => r.fairness).filter((x) => x !== undefined);
+        if (f.length) {
+          const lat = (k: 'before' | 'during') => ({
+            count: Math.round(median(f.map((x) => x[k].count))!),
+            p50: round(median(f.map((x) => x[k].p50)), 3)!,
+            p99: round(median(f.map((x) => x[k].p99)), 3)!,
+            p999: round(median(f.map((x) => x[k].p999)), 3)!,
+            max: round(median(f.map((x) => x[k].max)), 3)!,
+          });
+          row.fairness = {
+            before: lat('before'),
+            during: lat('during'),
+            backlogRecords: Math.round(median(f.map((x) => x.backlogRecords))!),
+            drainSeconds: round(median(f.map((x) => x.drainSeconds)), 3)!,
+            drainRecordsPerSec: round(median(f.map((x) => x.drainRecordsPerSec)), 0)!,
+          };
+        }
+        row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.fairness?.during.p99 ?? null) : null));
+      }
       if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
       if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
       if (s.kind === 'share') row.members = s.members ?? 1;

@@ -121,6 +121,27 @@ export function consoleReport(results: BenchResults): string {
       ),
     );
   }
+  const fair = rows.filter((r) => r.kind === 'fairness');
+  if (fair.length) {
+    out.push('', 'Latency under load: a live partition while the same consumer drains a backlog (delivery - CreateTime, ms)');
+    out.push(
+      textTable(
+        ['scenario', 'client', 'p50 before', 'p99 before', 'p50 during', 'p99 during', 'max during', 'drain s', 'verified'],
+        fair.map((r) => [
+          r.scenario,
+          r.label,
+          num(r.fairness?.before.p50, 2),
+          num(r.fairness?.before.p99, 2),
+          num(r.fairness?.during.p50, 2),
+          num(r.fairness?.during.p99, 2),
+          num(r.fairness?.during.max, 2),
+          num(r.fairness?.drainSeconds, 2),
+          status(r),
+        ]),
+        [false, false, true, true, true, true, true, true, false],
+      ),
+    );
+  }
   const reb = rows.filter((r) => r.kind === 'rebalance');
   if (reb.length) {
     out.push('', 'Rebalance (fresh group: subscribe to first record, ms; Java: its rebalance.time.ms)');
@@ -152,7 +173,8 @@ export function consoleReport(results: BenchResults): string {
   for (const c of skipped) out.push(`  skipped ${c.label}: ${c.reason ?? ''}`);
   if (results.goals.length) {
     out.push('', 'Goals');
-    for (const g of results.goals) out.push(`  [${g.met === true ? 'met' : g.met === false ? 'MISSED' : 'n/a'}] ${g.text}: ${g.measured}${g.miss ? ` (${g.miss})` : ''}`);
+    for (const g of results.goals)
+      out.push(`  [${g.met === true ? 'met' : g.met === false ? 'MISSED' : 'n/a'}] ${g.text}: ${g.measured}${g.miss ? ` (${g.miss})` : ''}${g.issue ? ` [issue ${g.issue}]` : ''}`);
   }
   return out.join('\n');
 }

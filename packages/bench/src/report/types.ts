@@ -3,7 +3,7 @@
 // JSON and turned into the console table, the Markdown report and the SVG chart.
 
 export type Codec = 'none' | 'lz4' | 'zstd';
-export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share';
+export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share' | 'fairness';
 
 export interface ScenarioInfo {
   id: string;
@@ -24,6 +24,12 @@ export interface ScenarioInfo {
   repetitions: number;
   /** throughput and share: passes read first in the same process and not measured. */
   warmupPasses?: number;
+  /** fairness: the backlog topic's records, record size and partitions (the live partition is `records` at `rate`). */
+  backlogRecords?: number;
+  backlogRecordSize?: number;
+  backlogPartitions?: number;
+  /** throughput: false = the peers' sweep is not run here (each family at its --quick settings). */
+  sweep?: boolean;
   /** throughput: 'value' (values only; null keys, no headers) or 'full' (keys and headers; every field read). */
   touch?: 'value' | 'full';
 }
@@ -58,11 +64,35 @@ export interface RunRecord {
   peakRssMb: number | null;
   gcMs: number | null;
   maxEventLoopStallMs: number | null;
+  /** p99 of the event loop's 1 ms samples in the fetch phase (Node clients). */
+  p99EventLoopDelayMs?: number | null;
+  /** The fetch phase's CPU, user and system apart (Node clients). */
+  cpuUserSeconds?: number | null;
+  cpuSystemSeconds?: number | null;
+  /** fairness: the live partition's end-to-end latency before the backlog's drain and during it, and the drain itself. */
+  fairness?: FairnessFigures;
   latency?: { p50: number; p99: number; p999: number; max: number; p99All: number; count: number; warmupExcluded: number };
   joinToFirstRecordMs?: number | null;
   rssByPassMb?: number[];
   duplicates?: number;
   notes?: string[];
+}
+
+export interface LatencyFigures {
+  count: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface FairnessFigures {
+  before: LatencyFigures;
+  during: LatencyFigures;
+  /** Backlog records read, and the drain's duration (first backlog record to last). */
+  backlogRecords: number;
+  drainSeconds: number;
+  drainRecordsPerSec: number;
 }
 
 /** The allocation pass of a Node client on a scenario. */
@@ -99,6 +129,10 @@ export interface ResultRow {
   gcMs: number | null;
   allocBytesPerRecord: number | null;
   maxEventLoopStallMs: number | null;
+  p99EventLoopDelayMs?: number | null;
+  cpuUserSeconds?: number | null;
+  cpuSystemSeconds?: number | null;
+  fairness?: FairnessFigures;
   /** Median records/s over the ceiling's median records/s in the same scenario. */
   ratioToCeiling: number | null;
   /** Every repetition's records/s, to show the spread. */
@@ -121,6 +155,8 @@ export interface ResultRow {
 
 export interface GoalResult {
   id: string;
+  /** The issue that set the goal (7: the first bench's goals; 16: twice Java, zero allocations, no stall). */
+  issue?: number;
   text: string;
   /** The scenario(s) measured, and the measured figure in words. */
   measured: string;
@@ -143,6 +179,20 @@ export interface ProfileSummary {
   totalMs: number;
   fetchPhaseOnly?: boolean;
   top: { name: string; where: string; selfMs: number; percent: number }[];
+  /** The profiled run's fetch phase: CPU seconds in user space and in the kernel (process.cpuUsage). */
+  cpuUserSeconds?: number | null;
+  cpuSystemSeconds?: number | null;
+  /** `perf record` of a second run of the same client process (cpu-clock samples, 5 passes; JS symbols from --perf-basic-prof), or why not. */
+  perf?: PerfSummary;
+}
+
+export interface PerfSummary {
+  file?: string;
+  /** Samples counted (the whole process: start-up included). */
+  samples?: number;
+  top: { percent: number; dso: string; symbol: string }[];
+  /** Why there is no perf record (perf missing, perf_event_paranoid, an error). */
+  reason?: string;
 }
 
 export interface BenchResults {

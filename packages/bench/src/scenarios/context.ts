@@ -116,6 +116,9 @@ export function fromReport(s: ScenarioInfo, client: string, rep: number, r: Clie
     peakRssMb: r.peakRssMb,
     gcMs: r.gcMs,
     maxEventLoopStallMs: r.maxEventLoopStallMs,
+    p99EventLoopDelayMs: r.p99EventLoopDelayMs ?? null,
+    cpuUserSeconds: r.fetchCpuUserSeconds ?? null,
+    cpuSystemSeconds: r.fetchCpuSystemSeconds ?? null,
     ...(r.notes ? { notes: r.notes } : {}),
   };
   if (r.error) {

@@ -40,7 +40,7 @@ test('--quick: every client present verified; results.json, --json, report.md an
   const failed = ran.filter((r) => !r.verified).map((r) => `${r.scenario} ${r.client}: ${r.reason}`);
   assert.equal(failed, [], 'every client that ran is verified');
   // Every kind of run is there, and the clients this machine has.
-  for (const kind of ['throughput', 'group', 'latency', 'rebalance', 'soak'])
+  for (const kind of ['throughput', 'group', 'latency', 'fairness', 'rebalance', 'soak'])
     assert.ok(
       ran.some((r) => r.kind === kind),
       kind,
@@ -50,7 +50,11 @@ test('--quick: every client present verified; results.json, --json, report.md an
   for (const c of results.clients) if (!c.available) console.log(`  skipped: ${c.label}: ${c.reason}`);
   const kwire = ran.find((r) => r.kind === 'throughput' && r.client === 'kwire')!;
   assert.ok(kwire.recordsPerSec! > 0 && kwire.cpuSeconds! > 0 && kwire.peakRssMb! > 0 && kwire.allocBytesPerRecord !== null);
-  assert.ok(results.goals.length === 6);
+  // Issue 7's six goals and issue 16's, each labelled by its issue.
+  assert.is(results.goals.filter((g) => g.issue === 7).length, 6);
+  assert.ok(results.goals.filter((g) => g.issue === 16).length === 12);
+  const fair = ran.find((r) => r.kind === 'fairness' && r.client === 'kwire')!;
+  assert.ok(fair.fairness!.during.count > 0, 'live records measured during the drain');
   const md = readFileSync(join(out, 'report.md'), 'utf8');
   assert.match(md, /## Goals/);
   assert.match(readFileSync(join(out, 'chart.svg'), 'utf8'), /^<svg /);

@@ -1,0 +1,102 @@
+// Latency under load (issue 16's fairness scenario): one kwire consumer at its defaults assigned
+// the live topic's partition 0 and every partition of a backlog topic from the start, the backlog
+// paused. ProducerPerformance writes the live partition at a steady rate; `warmupMs` after the
+// first live record plus `beforeMs`, the backlog is resumed and drained. End-to-end latency of a
+// live record = its batch's delivery - CreateTime; records produced before the resume are
+// "before" (the first warmupMs excluded), records produced between the resume and the backlog's
+// last record "during". BenchJava's `fairness` does the same with the Java consumer.
+import { createConsumer } from '@kwire/consumer';
+import { LatencyHistogram, now, Run, type ClientOptions, type ClientReport } from './common.js';
+import type { LatencyFigures } from '../report/types.js';
+
+export async function kwireFairnessClient(options: ClientOptions): Promise<ClientReport> {
+  const liveRecords = options.records;
+  const backlogRecords = options.backlogRecords ?? 0;
+  const warmupMs = options.warmupMs ?? 2_000;
+  const beforeMs = options.beforeMs ?? 4_000;
+  // Run counts every record (live and backlog) and ends the loop when both are in.
+  const run = new Run('kwire', { ...options, records: liveRecords + backlogRecords, mode: 'fairness' });
+  run.start();
+  const consumer = createConsumer({ bootstrapServers: options.bootstrap, autoOffsetReset: 'earliest', clientId: 'kwire-bench', ...options.config });
+  const closed = run.finishedPromise.then(() => consumer.close());
+  const backlog = Array.from({ length: options.backlogPartitions ?? 1 }, (_, partition) => ({ topic: options.backlogTopic!, partition }));
+  await consumer.assign([{ topic: options.topic, partition: 0, offset: 0 }, ...backlog.map((tp) => ({ ...tp, offset: 0 }))]);
+  consumer.pause(backlog);
+  run.ready();
+  const ts = new Float64Array(liveRecords);
+  const lat = new Float64Array(liveRecords);
+  let live = 0;
+  let drained = 0;
+  let firstLiveAt = 0;
+  let resumedAt = 0;
+  let drainEnd = 0;
+  let early = 0;
+  let resumeTimer: NodeJS.Timeout | undefined;
+  const digest = run.digest;
+  try {
+    for await (const batch of consumer) {
+      const at = now();
+      const records = batch.records;
+      const n = records.length;
+      if (batch.topic === options.topic) {
+        if (firstLiveAt === 0 && n > 0) {
+          firstLiveAt = at;
+          resumeTimer = setTimeout(() => {
+            consumer.resume(backlog);
+            resumedAt = now();
+          }, warmupMs + beforeMs);
+        }
+        for (let i = 0; i < n; i++) {
+          const r = records[i]!;
+          digest.add(r.value as Buffer | null);
+          if (live < liveRecords) {
+            ts[live] = r.timestamp;
+            lat[live] = at - r.timestamp;
+          }
+          live++;
+        }
+      } else {
+        for (let i = 0; i < n; i++) digest.add(records[i]!.value as Buffer | null);
+        // Backlog records delivered before the resume (a fetch sent before pause() took effect)
+        // would make the drain look shorter: counted and reported.
+        if (resumedAt === 0) early += n;
+        drained += n;
+        if (drainEnd === 0 && drained >= backlogRecords) drainEnd = at;
+      }
+      if (run.batch(n)) break;
+    }
+  } catch (err) {
+    run.error = `kwire: ${(err as Error).message}`;
+  }
+  clearTimeout(resumeTimer);
+  run.finish();
+  await closed;
+  const firstTs = live > 0 ? ts[0]! : 0;
+  const before = new LatencyHistogram();
+  const during = new LatencyHistogram();
+  for (let i = 0; i < Math.min(live, liveRecords); i++) {
+    const t = ts[i]!;
+    if (t < firstTs + warmupMs) continue;
+    if (resumedAt === 0 || t < resumedAt) before.add(lat[i]!);
+    else if (drainEnd > 0 && t <= drainEnd) during.add(lat[i]!);
+  }
+  const drainSeconds = drainEnd > 0 && resumedAt > 0 ? Math.round(drainEnd - resumedAt) / 1000 : 0;
+  if (!run.error && resumedAt === 0) run.error = 'the backlog was never resumed (no live record arrived)';
+  if (early > 0) run.notes.push(`kwire-fairness: ${early} backlog records were delivered before the backlog was resumed`);
+  return run.report({
+    fairness: {
+      before: figures(before),
+      during: figures(during),
+      backlogRecords: drained,
+      drainSeconds,
+      drainRecordsPerSec: drainSeconds > 0 ? Math.round(drained / drainSeconds) : 0,
+    },
+  });
+}
+
+function figures(h: LatencyHistogram): LatencyFigures {
+  // A percentile is its bucket's upper edge: never above the exact maximum.
+  const max = Math.round(h.max * 1000) / 1000;
+  const p = (q: number) => (h.count > 0 ? Math.min(h.percentile(q), max) : 0);
+  return { count: h.count, p50: p(50), p99: p(99), p999: p(99.9), max };
+}
