@@ -162,6 +162,26 @@ test('a position inside a compressed batch: the cursor starts at the position', 
   assert.is(batch.nextOffset, 10n);
 });
 
+test('timestamps far from the batch base (varlongs past 4 bytes) and keys, both ways', () => {
+  const day = 86_400_000;
+  const stamps = [T0, T0 + 10 * day, T0 - 3 * day, T0 + 1];
+  const bytes = encodeRecordBatch(
+    stamps.map((timestamp, i) => ({ key: i === 2 ? null : `key-${i}`, value: `v${i}`, timestamp })),
+    { baseOffset: 0 },
+  );
+  const batch = fetched(bytes).data.next(500)!;
+  const seen = viaCursor(batch);
+  assert.equal(
+    seen.map((r) => r.timestamp),
+    stamps,
+  );
+  assert.equal(viaRecords(batch), seen);
+  assert.equal(
+    batch.records.map((r) => r.key && (r.key as Buffer).toString()),
+    ['key-0', 'key-1', null, 'key-3'],
+  );
+});
+
 test('compaction gaps: offsets, count and lastOffset from the records themselves', () => {
   // Deltas 1, 2, 5, 7 (offsets 100, 103, 104 and 106 compacted away); a max of 3 cuts the batch
   // before its last record, so the delivered batch ends (105) short of the wire batch's last (107).
