@@ -16,6 +16,7 @@ import { type BatchCursor, ConsumerBatch, deserializerFor, type RecordContext } 
 import type { MessageStream } from '../../src/streams.js';
 import { CorruptRecordError, createConsumer } from '../../src/index.js';
 import { FakeCluster } from './fake-cluster.js';
+import { decodeBatch } from '../../src/deserialize.js';
 
 const context: RecordContext = {
   topic: 't',
@@ -31,7 +32,7 @@ const context: RecordContext = {
 
 const T0 = 1_700_000_000_000;
 
-function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrcs = true) {
+function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrcs = true, recordContext = context) {
   const frame = new SharedFrame(() => {});
   const state = new PartitionState('t', 0, { dropPartition() {} } as unknown as MessageStream);
   state.seek(position);
@@ -39,7 +40,7 @@ function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrc
     readCommitted: false,
     checkCrcs,
     pool,
-    context,
+    context: recordContext,
     onBytes: () => {},
   });
   frame.release();
@@ -258,6 +259,22 @@ test('a malformed record in a batch delivered whole (CRC unchecked): CorruptReco
   assert.is(batch.firstOffset, 0n, 'where the delivery started');
   batch.giveBack();
   assert.is(state.position, 0n, 'given back: delivered (and reported) again until the application seeks past it');
+});
+
+test('a malformed record under a deserializer that runs before delivery: the batch is given back', async () => {
+  const bytes = encodeRecordBatch([{ value: '1' }, { value: '2' }], { baseOffset: 0 });
+  bytes[61] = 0x7e;
+  const json: RecordContext = { ...context, value: deserializerFor('json'), valueIsBuffer: false, decodeValue: true };
+  const { data, state } = fetched(bytes, 0n, new BufferPool(), false, json);
+  const batch = data.next(500)!;
+  assert.ok(batch.decodesEarly);
+  const error = await decodeBatch(batch, 'stop', () => {}).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  assert.ok(error instanceof CorruptRecordError, String(error));
+  assert.ok(batch.isReleased, 'given back, not left held');
+  assert.is(state.position, 0n);
 });
 
 test('a cursor over records given as objects (interceptors, deserializer skips) reads them', () => {
