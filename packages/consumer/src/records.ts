@@ -126,7 +126,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   get timestamp(): number {
     const b = this.batch;
     if (b.timestampType === 'LogAppendTime') return b.maxTimestamp;
-    if (locate(this.bytes(), this.position)) {
+    if (locate(this.batch, this.bytes(), this.position)) {
       const t = b.baseTimestampOrNaN + locatedTimestampDelta;
       if (Number.isSafeInteger(t)) return t;
     }
@@ -149,7 +149,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       const c = this.context;
       if (c.keyIsBuffer) {
         const data = this.bytes();
-        if (locate(data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
+        if (locate(this.batch, data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
         else this.k = this.read().key;
       } else this.k = this.deserialize('key');
     }
@@ -229,7 +229,34 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   /** A new array on each call. */
   get headers(): readonly RecordHeader[] {
-    return this.read().headers;
+    const data = this.bytes();
+    if (!locate(this.batch, data, this.position)) return this.read().headers;
+    // After the key: the value's length and bytes, then the headers (all checked when made).
+    let p = locatedKeyOffset + Math.max(locatedKeyLength, 0);
+    let u = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = data[p++]!;
+      u |= (b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    const valueLength = (u >>> 1) ^ -(u & 1);
+    if (valueLength > 0) p += valueLength;
+    at = p;
+    const n = unzigzag(data);
+    const out = new Array<RecordHeader>(n);
+    for (let h = 0; h < n; h++) {
+      const keyLength = unzigzag(data);
+      const key = data.toString('utf8', at, at + keyLength);
+      at += keyLength;
+      const length = unzigzag(data);
+      let value: Buffer | null = null;
+      if (length >= 0) {
+        value = data.subarray(at, at + length);
+        at += length;
+      }
+      out[h] = { key, value };
+    }
+    return out;
   }
 
   keep(): KeptRecord<K, V> {
@@ -260,10 +287,27 @@ const UNSET = Symbol('unset');
  */
 const scratch = new RecordView(null as unknown as RecordBatch);
 
+/** Where unzigzag() reads (synchronous use only). */
+let at = 0;
+
+/** A zig-zag varint (int32) at `at` of an already checked record. */
+function unzigzag(data: Buffer): number {
+  let u = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = data[at++]!;
+    u |= (b & 0x7f) << shift;
+    if (b < 0x80) break;
+  }
+  return (u >>> 1) ^ -(u & 1);
+}
+
 /* What locate() found (synchronous use only). */
 let locatedTimestampDelta = 0;
 let locatedKeyOffset = 0;
 let locatedKeyLength = 0;
+/** The record locate() found last: its batch and position. */
+let locatedPosition = -1;
+let locatedBatch: RecordBatch | null = null;
 
 /**
  * Re-reads an already checked record's timestampDelta and key place from its bytes at `p`: the
@@ -271,7 +315,12 @@ let locatedKeyLength = 0;
  * and checked, when the batch's records were made). false for a timestampDelta of more than 4
  * bytes (over ~1.5 days from the batch's first record): the caller takes the exact path then.
  */
-function locate(data: Buffer, p: number): boolean {
+function locate(batch: RecordBatch, data: Buffer, p: number): boolean {
+  // The same record again (its key, then its timestamp, then its headers): found already. By
+  // batch, not buffer: a pooled buffer reused by a later batch holds other records at the same
+  // places.
+  if (p === locatedPosition && batch === locatedBatch) return true;
+  const start = p;
   while (data[p++]! >= 0x80); // the record's length
   p++; // attributes
   let u = 0;
@@ -291,6 +340,8 @@ function locate(data: Buffer, p: number): boolean {
   }
   locatedKeyLength = (u >>> 1) ^ -(u & 1);
   locatedKeyOffset = p;
+  locatedPosition = start;
+  locatedBatch = batch;
   return true;
 }
 
