@@ -82,7 +82,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   constructor(
     /** @internal The wire batch the record is in. */
-    readonly batch: RecordBatch,
+    readonly wireBatch: RecordBatch,
     private readonly context: RecordContext,
     /** @internal Where the record starts in the batch's decoded bytes. */
     readonly position: number,
@@ -94,14 +94,14 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   /** The wire record, decoded again into a new RecordView (for code written against it; allocates). */
   get wire(): RecordView {
-    const view = new RecordView(this.batch);
-    this.batch.readRecordAt(this.position, view);
+    const view = new RecordView(this.wireBatch);
+    this.wireBatch.readRecordAt(this.position, view);
     return view;
   }
 
   /** The record decoded into the shared scratch view: synchronous use only, never kept. */
   private read(): RecordView {
-    this.batch.readRecordAt(this.position, scratch);
+    this.wireBatch.readRecordAt(this.position, scratch);
     return scratch;
   }
 
@@ -115,18 +115,18 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   /** A new bigint on each call. */
   get offset(): bigint {
-    return this.batch.baseOffset + BigInt(this.offsetDelta);
+    return this.wireBatch.baseOffset + BigInt(this.offsetDelta);
   }
 
   /** The offset as a number (exact below 2^53), without a bigint. */
   get offsetNumber(): number {
-    return this.batch.baseOffsetNumber + this.offsetDelta;
+    return this.wireBatch.baseOffsetNumber + this.offsetDelta;
   }
 
   get timestamp(): number {
-    const b = this.batch;
+    const b = this.wireBatch;
     if (b.timestampType === 'LogAppendTime') return b.maxTimestamp;
-    if (locate(this.batch, this.bytes(), this.position)) {
+    if (locate(this.wireBatch, this.bytes(), this.position)) {
       const t = b.baseTimestampOrNaN + locatedTimestampDelta;
       if (Number.isSafeInteger(t)) return t;
     }
@@ -135,13 +135,13 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   /** The batch's bytes, or RecordReleasedError once it is released. */
   private bytes(): Buffer {
-    const data = this.batch.data;
-    if (data === null) throw new RecordReleasedError(this.batch);
+    const data = this.wireBatch.data;
+    if (data === null) throw new RecordReleasedError(this.wireBatch);
     return data;
   }
 
   get leaderEpoch(): number {
-    return this.batch.partitionLeaderEpoch;
+    return this.wireBatch.partitionLeaderEpoch;
   }
 
   get key(): K {
@@ -149,7 +149,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       const c = this.context;
       if (c.keyIsBuffer) {
         const data = this.bytes();
-        if (locate(this.batch, data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
+        if (locate(this.wireBatch, data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
         else this.k = this.read().key;
       } else this.k = this.deserialize('key');
     }
@@ -159,8 +159,8 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   get value(): V {
     if (this.v === UNSET) {
       const c = this.context;
-      const data = this.batch.data;
-      if (data === null) throw new RecordReleasedError(this.batch);
+      const data = this.wireBatch.data;
+      if (data === null) throw new RecordReleasedError(this.wireBatch);
       const at = this.valueOffset;
       // Strings straight from the batch bytes, without a Buffer view in between.
       if (c.valueIsString) this.v = this.valueLength < 0 ? null : data.toString('utf8', at, at + this.valueLength);
@@ -230,7 +230,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   /** A new array on each call. */
   get headers(): readonly RecordHeader[] {
     const data = this.bytes();
-    if (!locate(this.batch, data, this.position)) return this.read().headers;
+    if (!locate(this.wireBatch, data, this.position)) return this.read().headers;
     // After the key: the value's length and bytes, then the headers (all checked when made).
     let p = locatedKeyOffset + Math.max(locatedKeyLength, 0);
     let u = 0;
@@ -891,7 +891,7 @@ export class BatchCursor {
     if (list !== null) {
       if (this.next_ >= list.length) return false;
       const r = list[this.next_++]!;
-      this.wire = r.batch;
+      this.wire = r.wireBatch;
       this.at = r.position;
       this.index = 0;
       this.left = 1;
