@@ -157,10 +157,18 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
 
   /** Interceptors see each batch before the application; the meter counts it. */
   private intercepted(batch: ConsumerBatch): ConsumerBatch {
-    this.meter.delivered(batch.topic, batch.partition, batch.records.length, batch.records[0]?.timestamp ?? Date.now(), batch.fetchedAt || Date.now(), batch.lag);
+    // Counts and the first timestamp without the records as objects: a cursor reader never makes them.
+    this.meter.delivered(batch.topic, batch.partition, batch.count, batch.firstTimestamp, batch.fetchedAt || Date.now(), batch.lag);
     const interceptors = this.config.interceptors;
     if (interceptors.length === 0) return batch;
-    let records: readonly ConsumedRecord[] = batch.records;
+    let records: readonly ConsumedRecord[];
+    try {
+      records = batch.records;
+    } catch (err) {
+      // Corrupt records (found as the records are made): the batch goes back undelivered.
+      batch.giveBack();
+      throw err;
+    }
     for (const i of interceptors) {
       const out = i.onConsume?.(records, { topic: batch.topic, partition: batch.partition });
       if (Array.isArray(out)) records = out as ConsumedRecord[];

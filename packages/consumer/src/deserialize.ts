@@ -15,7 +15,14 @@ export interface Decoded {
  * next. Under 'skip' the record is left out (`skipped` hears of it) and the rest goes on.
  */
 export async function decodeBatch(batch: ConsumerBatch, policy: 'stop' | 'skip', skipped: (err: DeserializationError) => void): Promise<Decoded> {
-  const records = batch.records;
+  let records: typeof batch.records;
+  try {
+    records = batch.records;
+  } catch (err) {
+    // Corrupt records (found as the records are made): the batch goes back undelivered.
+    batch.giveBack();
+    throw err;
+  }
   let dropped: Set<number> | undefined;
   for (let i = 0; i < records.length; i++) {
     try {

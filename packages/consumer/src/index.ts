@@ -34,7 +34,7 @@ export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig 
 export type { ShareAssignment, ShareGroupEventDetails } from './share/membership.js';
 export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
 export { RecordReleasedError } from '@kwire/protocol';
-export { ConsumerBatch, ConsumedRecord, type ConsumerRecord, type KeptRecord } from './records.js';
+export { ConsumerBatch, ConsumedRecord, BatchCursor, CursorRecord, type ConsumerRecord, type KeptRecord } from './records.js';
 export {
   resolveConfig,
   JAVA_NAMES,

@@ -1,6 +1,6 @@
-import type { RecordView, RecordHeader } from '@kwire/protocol';
+import { RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
-import { ConfigError, DeserializationError } from './errors.js';
+import { ConfigError, CorruptRecordError, DeserializationError } from './errors.js';
 
 /**
  * What the application receives. Records are zero-copy: keys, values and header values are views
@@ -70,17 +70,40 @@ export interface RecordContext {
 }
 
 /**
- * One record as the application sees it: a thin wrapper over the wire record (which holds only
- * positions into the batch's bytes). Keys and values are deserialized when read, once.
+ * One record as the application sees it: one object per record, holding where the record is in
+ * its wire batch's bytes (not a wire RecordView besides: one object rather than two). Keys and
+ * values are deserialized when read, once; the value's place is kept (the value is what nearly
+ * every application reads), the rest (key, timestamp, headers) is read again from the record's
+ * bytes when asked, which costs a few byte reads and no memory per record.
  */
 export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<K, V> {
   private k: unknown = UNSET;
   private v: unknown = UNSET;
 
   constructor(
-    readonly wire: RecordView,
+    /** @internal The wire batch the record is in. */
+    readonly wireBatch: RecordBatch,
     private readonly context: RecordContext,
+    /** @internal Where the record starts in the batch's decoded bytes. */
+    readonly position: number,
+    /** offset - batch.baseOffset. */
+    readonly offsetDelta: number,
+    private readonly valueOffset: number,
+    private readonly valueLength: number,
   ) {}
+
+  /** The wire record, decoded again into a new RecordView (for code written against it; allocates). */
+  get wire(): RecordView {
+    const view = new RecordView(this.wireBatch);
+    this.wireBatch.readRecordAt(this.position, view);
+    return view;
+  }
+
+  /** The record decoded into the shared scratch view: synchronous use only, never kept. */
+  private read(): RecordView {
+    this.wireBatch.readRecordAt(this.position, scratch);
+    return scratch;
+  }
 
   get topic(): string {
     return this.context.topic;
@@ -90,22 +113,45 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     return this.context.partition;
   }
 
+  /** A new bigint on each call. */
   get offset(): bigint {
-    return this.wire.offset;
+    return this.wireBatch.baseOffset + BigInt(this.offsetDelta);
+  }
+
+  /** The offset as a number (exact below 2^53), without a bigint. */
+  get offsetNumber(): number {
+    return this.wireBatch.baseOffsetNumber + this.offsetDelta;
   }
 
   get timestamp(): number {
-    return this.wire.timestamp;
+    const b = this.wireBatch;
+    if (b.timestampType === 'LogAppendTime') return b.maxTimestamp;
+    if (locate(this.wireBatch, this.bytes(), this.position)) {
+      const t = b.baseTimestampOrNaN + locatedTimestampDelta;
+      if (Number.isSafeInteger(t)) return t;
+    }
+    return this.read().timestamp; // exact, or the error naming timestampBigInt
+  }
+
+  /** The batch's bytes, or RecordReleasedError once it is released. */
+  private bytes(): Buffer {
+    const data = this.wireBatch.data;
+    if (data === null) throw new RecordReleasedError(this.wireBatch);
+    return data;
   }
 
   get leaderEpoch(): number {
-    return this.wire.batch.partitionLeaderEpoch;
+    return this.wireBatch.partitionLeaderEpoch;
   }
 
   get key(): K {
     if (this.k === UNSET) {
       const c = this.context;
-      this.k = c.keyIsBuffer ? this.wire.key : this.deserialize('key');
+      if (c.keyIsBuffer) {
+        const data = this.bytes();
+        if (locate(this.wireBatch, data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
+        else this.k = this.read().key;
+      } else this.k = this.deserialize('key');
     }
     return this.k as K;
   }
@@ -113,10 +159,13 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   get value(): V {
     if (this.v === UNSET) {
       const c = this.context;
-      const w = this.wire;
+      const data = this.wireBatch.data;
+      if (data === null) throw new RecordReleasedError(this.wireBatch);
+      const at = this.valueOffset;
       // Strings straight from the batch bytes, without a Buffer view in between.
-      if (c.valueIsString) this.v = w.valueLength < 0 ? null : w.valueString();
-      else this.v = c.valueIsBuffer ? w.value : this.deserialize('value');
+      if (c.valueIsString) this.v = this.valueLength < 0 ? null : data.toString('utf8', at, at + this.valueLength);
+      else if (c.valueIsBuffer) this.v = this.valueLength < 0 ? null : data.subarray(at, at + this.valueLength);
+      else this.v = this.deserialize('value');
     }
     return this.v as V;
   }
@@ -124,13 +173,15 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
   /** A deserializer run when the key or value is read (never an unexplained SyntaxError). */
   private deserialize(part: 'key' | 'value'): unknown {
     const c = this.context;
-    const w = this.wire;
+    const w = this.read();
+    const data = part === 'key' ? w.key : w.value;
+    const headers = w.headers;
     try {
-      const out = (part === 'key' ? c.key : c.value)(part === 'key' ? w.key : w.value, c.topic, c.partition, part, w.headers);
+      const out = (part === 'key' ? c.key : c.value)(data, c.topic, c.partition, part, headers);
       if (out instanceof Promise) throw new Error('an async deserializer must run before delivery, not when the record is read');
       return out;
     } catch (err) {
-      throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+      throw new DeserializationError(c.topic, c.partition, this.offset, part, err);
     }
   }
 
@@ -145,21 +196,24 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
    */
   decode(): Promise<void> | undefined {
     const c = this.context;
-    const w = this.wire;
     let pending: Promise<void> | undefined;
     for (const part of ['key', 'value'] as const) {
       if (!(part === 'key' ? c.decodeKey : c.decodeValue)) continue;
+      // Read anew for each part: a deserializer may itself read records (the scratch view).
+      const w = this.read();
+      const data = part === 'key' ? w.key : w.value;
+      const headers = w.headers;
       let out: unknown;
       try {
-        out = (part === 'key' ? c.key : c.value)(part === 'key' ? w.key : w.value, c.topic, c.partition, part, w.headers);
+        out = (part === 'key' ? c.key : c.value)(data, c.topic, c.partition, part, headers);
       } catch (err) {
-        throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+        throw new DeserializationError(c.topic, c.partition, this.offset, part, err);
       }
       if (out instanceof Promise) {
         const settled = out.then(
           (v: unknown) => this.set(part, v),
           (err: unknown) => {
-            throw new DeserializationError(c.topic, c.partition, w.offset, part, err);
+            throw new DeserializationError(c.topic, c.partition, this.offset, part, err);
           },
         );
         pending = pending ? pending.then(() => settled) : settled;
@@ -173,8 +227,36 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     else this.v = v;
   }
 
+  /** A new array on each call. */
   get headers(): readonly RecordHeader[] {
-    return this.wire.headers;
+    const data = this.bytes();
+    if (!locate(this.wireBatch, data, this.position)) return this.read().headers;
+    // After the key: the value's length and bytes, then the headers (all checked when made).
+    let p = locatedKeyOffset + Math.max(locatedKeyLength, 0);
+    let u = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = data[p++]!;
+      u |= (b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    const valueLength = (u >>> 1) ^ -(u & 1);
+    if (valueLength > 0) p += valueLength;
+    at = p;
+    const n = unzigzag(data);
+    const out = new Array<RecordHeader>(n);
+    for (let h = 0; h < n; h++) {
+      const keyLength = unzigzag(data);
+      const key = data.toString('utf8', at, at + keyLength);
+      at += keyLength;
+      const length = unzigzag(data);
+      let value: Buffer | null = null;
+      if (length >= 0) {
+        value = data.subarray(at, at + length);
+        at += length;
+      }
+      out[h] = { key, value };
+    }
+    return out;
   }
 
   keep(): KeptRecord<K, V> {
@@ -197,6 +279,71 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 }
 
 const UNSET = Symbol('unset');
+
+/**
+ * The view ConsumedRecord and ConsumerBatch decode a record into when they need more than they
+ * keep (a key, a timestamp, headers, a first offset): one for the whole process, used
+ * synchronously and never handed out, so that reading those costs no object per record.
+ */
+const scratch = new RecordView(null as unknown as RecordBatch);
+
+/** Where unzigzag() reads (synchronous use only). */
+let at = 0;
+
+/** A zig-zag varint (int32) at `at` of an already checked record. */
+function unzigzag(data: Buffer): number {
+  let u = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = data[at++]!;
+    u |= (b & 0x7f) << shift;
+    if (b < 0x80) break;
+  }
+  return (u >>> 1) ^ -(u & 1);
+}
+
+/* What locate() found (synchronous use only). */
+let locatedTimestampDelta = 0;
+let locatedKeyOffset = 0;
+let locatedKeyLength = 0;
+/** The record locate() found last: its batch and position. */
+let locatedPosition = -1;
+let locatedBatch: RecordBatch | null = null;
+
+/**
+ * Re-reads an already checked record's timestampDelta and key place from its bytes at `p`: the
+ * few varints before the value, without the checks readRecordAt repeats (the record was decoded,
+ * and checked, when the batch's records were made). false for a timestampDelta of more than 4
+ * bytes (over ~1.5 days from the batch's first record): the caller takes the exact path then.
+ */
+function locate(batch: RecordBatch, data: Buffer, p: number): boolean {
+  // The same record again (its key, then its timestamp, then its headers): found already. By
+  // batch, not buffer: a pooled buffer reused by a later batch holds other records at the same
+  // places.
+  if (p === locatedPosition && batch === locatedBatch) return true;
+  const start = p;
+  while (data[p++]! >= 0x80); // the record's length
+  p++; // attributes
+  let u = 0;
+  for (let shift = 0; ; shift += 7) {
+    if (shift === 28) return false;
+    const b = data[p++]!;
+    u |= (b & 0x7f) << shift;
+    if (b < 0x80) break;
+  }
+  locatedTimestampDelta = (u >>> 1) ^ -(u & 1);
+  while (data[p++]! >= 0x80); // offsetDelta
+  u = 0;
+  for (let shift = 0; ; shift += 7) {
+    const b = data[p++]!;
+    u |= (b & 0x7f) << shift;
+    if (b < 0x80) break;
+  }
+  locatedKeyLength = (u >>> 1) ^ -(u & 1);
+  locatedKeyOffset = p;
+  locatedPosition = start;
+  locatedBatch = batch;
+  return true;
+}
 
 /**
  * How a delivered batch reports back to the partition it came from. One object per batch (the
@@ -231,11 +378,20 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
   private givenBack = false;
   /** The offset after the last record marked processed, or -1n. */
   private marked = -1n;
+  /** The records as objects: given, or made on the first read of `records`. */
+  private list: readonly ConsumedRecord<K, V>[] | null;
+  /** Where the records are in their wire batches, when they were not given as objects. */
+  private readonly spans: RecordSpans | null;
+  private first: bigint | undefined;
+  private last: bigint | undefined;
+  /** How many records the batch holds (without making them objects: see cursor()). */
+  readonly count: number;
 
   constructor(
     readonly topic: string,
     readonly partition: number,
-    readonly records: readonly ConsumedRecord<K, V>[],
+    /** The records, or (from the fetcher) where they are, to be made objects only if asked for. */
+    records: readonly ConsumedRecord<K, V>[] | RecordSpans,
     /** The partition's high watermark when this data was fetched. */
     readonly highWatermark: bigint,
     /** The partition's last stable offset (read_committed) when fetched; -1n when unknown. */
@@ -245,14 +401,128 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     private readonly settlement: BatchSettlement,
     /** When its data arrived from the broker (Date.now()); 0 when unknown. */
     readonly fetchedAt = 0,
-  ) {}
+  ) {
+    if (records instanceof RecordSpans) {
+      this.list = null;
+      this.spans = records;
+      this.count = records.count;
+    } else {
+      this.list = records;
+      this.spans = null;
+      this.count = records.length;
+    }
+  }
+
+  /**
+   * The records, one object each. Made on the first read (the fetcher hands over only where the
+   * records are): code that reads the batch through cursor() alone never makes them. Throws
+   * CorruptRecordError when a record of the batch is malformed (which the fetcher does not check
+   * record by record for wire batches delivered whole; their CRC was checked).
+   */
+  get records(): readonly ConsumedRecord<K, V>[] {
+    return this.list ?? this.materialize();
+  }
+
+  /** @internal Whether `records` has been made (or was given). */
+  get hasRecordObjects(): boolean {
+    return this.list !== null;
+  }
+
+  private materialize(): readonly ConsumedRecord<K, V>[] {
+    const s = this.spans!;
+    const out = new Array<ConsumedRecord<K, V>>(s.count);
+    let k = 0;
+    for (const span of s.spans) {
+      const batch = span.batch;
+      let p = span.position;
+      try {
+        for (let i = 0; i < span.count; i++) {
+          const at = p;
+          p = batch.readRecordAt(at, scratch, span.index + i);
+          out[k++] = new ConsumedRecord<K, V>(batch, s.context, at, scratch.offsetDelta, scratch.valueOffset, scratch.valueLength);
+        }
+        if (span.index + span.count === batch.recordCount && p !== batch.dataEnd) throw new Error(`${batch.dataEnd - p} bytes after the last of ${batch.recordCount} records`);
+      } catch (err) {
+        throw this.corrupt(err, batch);
+      }
+    }
+    this.list = out;
+    return out;
+  }
+
+  /** A record error as the consumer reports corrupt data (RecordReleasedError stays itself). */
+  private corrupt(err: unknown, batch: RecordBatch): unknown {
+    if (err instanceof RecordReleasedError) return err;
+    return new CorruptRecordError(this.topic, this.partition, batch.baseOffset, err);
+  }
+
+  /**
+   * A cursor over the batch's records that allocates nothing per record: its next() returns one
+   * CursorRecord moved along (see CursorRecord for what it reads without allocating), null after
+   * the last. `reuse`: a cursor of an earlier batch to move here instead of making a new one, so
+   * that nothing is allocated per batch either. The batch's records are not made objects for it.
+   *
+   * LIFETIME: the record next() returns is valid until the next call to next() (it is then the
+   * next record), and its bytes until the batch is released (see the lifetime rule above).
+   */
+  cursor(reuse?: BatchCursor): BatchCursor {
+    const c = reuse ?? new BatchCursor();
+    c.reset(this as ConsumerBatch, this.spans, this.list as readonly ConsumedRecord[] | null);
+    return c;
+  }
+
+  /** The records' deserializers run before delivery (JSON, functions): see ConsumedRecord.decode(). */
+  get decodesEarly(): boolean {
+    if (this.spans !== null) return this.spans.context.decodeKey || this.spans.context.decodeValue;
+    return this.list!.length > 0 && this.list![0]!.decodesEarly;
+  }
+
+  /** The first record's timestamp (ms), or Date.now() for an empty batch; allocates nothing. */
+  get firstTimestamp(): number {
+    if (this.list !== null) return this.list.length ? this.list[0]!.timestamp : Date.now();
+    const span = this.spans!.spans[0];
+    if (span === undefined) return Date.now();
+    try {
+      span.batch.readRecordAt(span.position, scratch, span.index);
+      return scratch.timestamp;
+    } catch {
+      // A malformed first record (reported to whoever reads the records) or a timestamp past 2^53.
+      return Date.now();
+    }
+  }
 
   get firstOffset(): bigint {
-    return this.records.length ? this.records[0]!.offset : this.nextOffset;
+    if (this.first !== undefined) return this.first;
+    if (this.list !== null) return (this.first = this.list.length ? this.list[0]!.offset : this.nextOffset);
+    const s = this.spans!;
+    const span = s.spans[0];
+    if (span === undefined) return (this.first = this.nextOffset);
+    try {
+      span.batch.readRecordAt(span.position, scratch, span.index);
+      this.first = span.batch.baseOffset + BigInt(scratch.offsetDelta);
+    } catch {
+      // A malformed first record: where the delivery started (the records reading reports it).
+      this.first = s.start;
+    }
+    return this.first;
   }
 
   get lastOffset(): bigint {
-    return this.records.length ? this.records[this.records.length - 1]!.offset : this.nextOffset - 1n;
+    if (this.last !== undefined) return this.last;
+    if (this.list !== null) return (this.last = this.list.length ? this.list[this.list.length - 1]!.offset : this.nextOffset - 1n);
+    const s = this.spans!;
+    const span = s.spans[s.spans.length - 1];
+    if (span === undefined) return (this.last = this.nextOffset - 1n);
+    try {
+      // The last record's delta (compaction leaves gaps: the wire batch's lastOffsetDelta may be
+      // past it): the span walked, once, without objects.
+      let p = span.position;
+      for (let i = 0; i < span.count; i++) p = span.batch.readRecordAt(p, scratch, span.index + i);
+      this.last = span.batch.baseOffset + BigInt(scratch.offsetDelta);
+    } catch {
+      this.last = this.nextOffset - 1n;
+    }
+    return this.last;
   }
 
   /** Records between this batch and the end of the partition when fetched. */
@@ -275,7 +545,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
    * The application finished this record (or the record at this offset) and every one before it in
    * the batch: commits may now cover them, even while the batch is held (kafkajs's resolveOffset).
    */
-  markProcessed(record: ConsumerRecord | bigint | number): void {
+  markProcessed(record: { readonly offset: bigint } | bigint | number): void {
     const offset = typeof record === 'object' ? record.offset : BigInt(record);
     if (offset < this.firstOffset || offset > this.lastOffset) {
       throw new ConfigError(`markProcessed: offset ${offset} is not in this batch of ${this.topic}-${this.partition} (${this.firstOffset}..${this.lastOffset})`);
@@ -321,10 +591,11 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
    * record later. This object must not be used after.
    */
   cutBefore(index: number): ConsumerBatch<K, V> {
-    const at = this.records[index]!.offset;
+    const records = this.records;
+    const at = records[index]!.offset;
     this.settlement.cut(at);
     this.released = true;
-    return new ConsumerBatch(this.topic, this.partition, this.records.slice(0, index), this.highWatermark, this.lastStableOffset, at, this.settlement, this.fetchedAt);
+    return new ConsumerBatch(this.topic, this.partition, records.slice(0, index), this.highWatermark, this.lastStableOffset, at, this.settlement, this.fetchedAt);
   }
 
   /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */
@@ -373,5 +644,270 @@ export class DerivedSettlement implements BatchSettlement {
   released(finished: boolean): void {
     if (finished) this.original.release();
     else this.original.giveBack();
+  }
+}
+
+/** One wire batch's part of a delivered batch: `count` records from the one at `position`. */
+export interface RecordSpan {
+  readonly batch: RecordBatch;
+  /** Where the first of them starts in the wire batch's decoded bytes. */
+  readonly position: number;
+  /** Its index among the wire batch's records. */
+  readonly index: number;
+  readonly count: number;
+}
+
+/**
+ * @internal Where a delivered batch's records are: what the fetcher hands a ConsumerBatch instead
+ * of an object per record (records are made objects only when the application reads `records`).
+ */
+export class RecordSpans {
+  constructor(
+    readonly context: RecordContext,
+    readonly spans: readonly RecordSpan[],
+    readonly count: number,
+    /** The partition's position when the batch was taken (its first record is at or after it). */
+    readonly start: bigint,
+  ) {}
+}
+
+const NO_SPANS: readonly RecordSpan[] = [];
+
+/**
+ * The record a BatchCursor moves along: plain fields, so that reading them allocates nothing
+ * whether or not V8 inlines anything (a number past 2^31, every timestamp, returned by a getter
+ * that is not inlined is a 16-byte box).
+ *
+ * Read without allocating:
+ *  - topic, partition, leaderEpoch; offsetNumber (exact below 2^53); timestamp (ms since the
+ *    epoch; NaN outside the safe integer range, where timestampBigInt is exact);
+ *  - data (the backing bytes) with keyOffset/keyLength and valueOffset/valueLength (length -1 for
+ *    null): e.g. `r.data.toString('utf8', r.valueOffset, r.valueOffset + r.valueLength)` makes
+ *    only the string, `r.data[r.valueOffset]` reads a byte;
+ *  - headerCount, and header(i), which sets headerKeyOffset/headerKeyLength and
+ *    headerValueOffset/headerValueLength (-1 for null) for the i-th header.
+ * Allocating, as their names say: offset (a bigint), timestampBigInt, key and value (Buffer views),
+ * keyString()/valueString(), headers (an array of header objects).
+ *
+ * LIFETIME: the object is the cursor's and the next call to next() moves it to the next record:
+ * read what you need before that. Its bytes are valid until the batch is released, like every
+ * record's; after that `data` (and next()) throw RecordReleasedError. Copy what must outlive the
+ * batch (Buffer.from(r.value), or data.copy(...)).
+ */
+export class CursorRecord implements RecordPlace {
+  /** @internal The wire batch the record is in. */
+  batch: RecordBatch = null as unknown as RecordBatch;
+  topic = '';
+  partition = -1;
+  /** The offset (exact below 2^53, far past any real log; NaN past it, where `offset` is exact). */
+  offsetNumber = 0.5;
+  /** Milliseconds since the epoch (create time, or log-append time when the topic says so); NaN outside the safe integer range. */
+  timestamp = 0.5;
+  /** @internal Where the record starts in `data`. */
+  position = 0;
+  /** Record attributes (unused by Kafka so far: 0). */
+  attributes = 0;
+  /** timestamp - the batch's base timestamp (NaN when huge). */
+  timestampDelta = 0;
+  /** offset - the batch's base offset. */
+  offsetDelta = 0;
+  /** Where the key is in `data`; -1 for a null key. */
+  keyOffset = -1;
+  /** The key's length in bytes; -1 for a null key. */
+  keyLength = -1;
+  /** Where the value is in `data`; -1 for a null value. */
+  valueOffset = -1;
+  /** The value's length in bytes; -1 for a null value (a tombstone). */
+  valueLength = -1;
+  /** @internal Where the headers start in `data`. */
+  headersOffset = 0;
+  headerCount = 0;
+  /** Set by header(i): where the header's key is in `data`, and its length in bytes. */
+  headerKeyOffset = 0;
+  headerKeyLength = 0;
+  /** Set by header(i): where the header's value is in `data`, and its length (-1 for null). */
+  headerValueOffset = -1;
+  headerValueLength = -1;
+  /** The header walk: the record (its position) and header it is at, and where the next starts. */
+  private walkRecord = -1;
+  private walkIndex = -1;
+  private walkNext = 0;
+
+  /** The bytes the record's offsets point into; RecordReleasedError once its batch is released. */
+  get data(): Buffer {
+    const data = this.batch.data;
+    if (data === null) throw new RecordReleasedError(this.batch);
+    return data;
+  }
+
+  /** The leader epoch of the record's batch (for commits). */
+  get leaderEpoch(): number {
+    return this.batch.partitionLeaderEpoch;
+  }
+
+  /** The offset as a bigint (a new one on each call). */
+  get offset(): bigint {
+    return this.batch.baseOffset + BigInt(this.offsetDelta);
+  }
+
+  /** The timestamp, exact over the whole int64 range (allocates). */
+  get timestampBigInt(): bigint {
+    return this.wire().timestampBigInt;
+  }
+
+  /** A view of the key bytes, or null (allocates the view). */
+  get key(): Buffer | null {
+    const data = this.data;
+    return this.keyLength < 0 ? null : data.subarray(this.keyOffset, this.keyOffset + this.keyLength);
+  }
+
+  /** A view of the value bytes, or null (allocates the view). */
+  get value(): Buffer | null {
+    const data = this.data;
+    return this.valueLength < 0 ? null : data.subarray(this.valueOffset, this.valueOffset + this.valueLength);
+  }
+
+  /** The key as text (allocates the string only); null for a null key. */
+  keyString(encoding: BufferEncoding = 'utf8'): string | null {
+    const data = this.data;
+    return this.keyLength < 0 ? null : data.toString(encoding, this.keyOffset, this.keyOffset + this.keyLength);
+  }
+
+  /** The value as text (allocates the string only); null for a tombstone. */
+  valueString(encoding: BufferEncoding = 'utf8'): string | null {
+    const data = this.data;
+    return this.valueLength < 0 ? null : data.toString(encoding, this.valueOffset, this.valueOffset + this.valueLength);
+  }
+
+  /** The headers as objects, in order (a new array on each call). */
+  get headers(): RecordHeader[] {
+    return this.wire().headers;
+  }
+
+  /** The record decoded into the shared scratch view (synchronous use only). */
+  private wire(): RecordView {
+    this.batch.readRecordAt(this.position, scratch);
+    return scratch;
+  }
+
+  /**
+   * Moves to the header at `index` (0 .. headerCount - 1) and sets headerKeyOffset/headerKeyLength
+   * and headerValueOffset/headerValueLength: in order (0, 1, 2, ...) each step is a few byte reads;
+   * any other order walks from the first header. Allocates nothing.
+   */
+  header(index: number): void {
+    if (!(index >= 0 && index < this.headerCount)) throw new RangeError(`header ${index} of a record with ${this.headerCount}`);
+    const data = this.data;
+    if (this.walkRecord !== this.position || this.walkIndex >= index) {
+      this.walkRecord = this.position;
+      this.walkIndex = -1;
+      this.walkNext = this.headersOffset;
+    }
+    // The cursor's decoder checked every header's lengths already: plain varint reads here.
+    let p = this.walkNext;
+    while (this.walkIndex < index) {
+      let u = 0;
+      for (let shift = 0; ; shift += 7) {
+        const b = data[p++]!;
+        u |= (b & 0x7f) << shift;
+        if (b < 0x80) break;
+      }
+      this.headerKeyLength = (u >>> 1) ^ -(u & 1);
+      this.headerKeyOffset = p;
+      p += this.headerKeyLength;
+      u = 0;
+      for (let shift = 0; ; shift += 7) {
+        const b = data[p++]!;
+        u |= (b & 0x7f) << shift;
+        if (b < 0x80) break;
+      }
+      const valueLength = (u >>> 1) ^ -(u & 1);
+      this.headerValueLength = valueLength;
+      this.headerValueOffset = valueLength < 0 ? -1 : p;
+      if (valueLength > 0) p += valueLength;
+      this.walkIndex++;
+    }
+    this.walkNext = p;
+  }
+}
+
+/**
+ * A cursor over a ConsumerBatch's records (ConsumerBatch.cursor()): next() returns the cursor's one
+ * CursorRecord moved to the next record, or null after the last. Nothing is allocated per record,
+ * and nothing per batch when the cursor is reused (batch.cursor(previous)).
+ */
+export class BatchCursor {
+  /** The one record object next() returns. */
+  readonly record = new CursorRecord();
+  private owner: ConsumerBatch | null = null;
+  private spans: readonly RecordSpan[] = NO_SPANS;
+  private list: readonly ConsumedRecord[] | null = null;
+  /** The next span (or the next record of `list`). */
+  private next_ = 0;
+  private wire: RecordBatch | null = null;
+  /** Records left in the current span, where the next starts, and its index in its wire batch. */
+  private left = 0;
+  private at = 0;
+  private index = 0;
+  /** The current span ends its wire batch: nothing may follow its last record. */
+  private ends = false;
+
+  /** @internal See ConsumerBatch.cursor(). */
+  reset(owner: ConsumerBatch, spans: RecordSpans | null, list: readonly ConsumedRecord[] | null): void {
+    this.owner = owner;
+    this.spans = spans === null ? NO_SPANS : spans.spans;
+    this.list = list;
+    this.next_ = 0;
+    this.wire = null;
+    this.left = 0;
+    this.record.topic = owner.topic;
+    this.record.partition = owner.partition;
+  }
+
+  /** The next record (always the same object, moved along), or null after the last one. */
+  next(): CursorRecord | null {
+    const owner = this.owner;
+    if (owner === null) return null;
+    if (this.left === 0 && !this.nextSpan()) return null;
+    const wire = this.wire!;
+    if (owner.isReleased) throw new RecordReleasedError(wire);
+    const rec = this.record;
+    try {
+      this.at = wire.readRecordAt(this.at, rec, this.index++);
+      rec.offsetNumber = wire.baseOffsetNumber + rec.offsetDelta;
+      const t = wire.timestampType === 'LogAppendTime' ? wire.maxTimestampOrNaN : wire.baseTimestampOrNaN + rec.timestampDelta;
+      rec.timestamp = Number.isSafeInteger(t) ? t : Number.NaN;
+      if (--this.left === 0 && this.ends && this.at !== wire.dataEnd) throw new Error(`${wire.dataEnd - this.at} bytes after the last of ${wire.recordCount} records`);
+    } catch (err) {
+      if (err instanceof RecordReleasedError) throw err;
+      throw new CorruptRecordError(owner.topic, owner.partition, wire.baseOffset, err);
+    }
+    return rec;
+  }
+
+  /** Moves to the next span with records (or the next record of a list); false at the end. */
+  private nextSpan(): boolean {
+    const list = this.list;
+    if (list !== null) {
+      if (this.next_ >= list.length) return false;
+      const r = list[this.next_++]!;
+      this.wire = r.wireBatch;
+      this.at = r.position;
+      this.index = 0;
+      this.left = 1;
+      this.ends = false;
+      return true;
+    }
+    while (this.next_ < this.spans.length) {
+      const span = this.spans[this.next_++]!;
+      if (span.count === 0) continue;
+      this.wire = span.batch;
+      this.at = span.position;
+      this.index = span.index;
+      this.left = span.count;
+      this.ends = span.index + span.count === span.batch.recordCount;
+      return true;
+    }
+    return false;
   }
 }

@@ -97,8 +97,10 @@ export function runStreams<K, V>(streams: readonly MessageStream[], options: Run
           }
           failures.delete(key);
         } catch (err) {
-          if (eachMessage && i > 0) batch.markProcessed(batch.records[i - 1]!);
-          const offset = eachMessage ? batch.records[i]!.offset : batch.unprocessedFrom;
+          // (The records were made objects unless making them is what failed: corrupt records.)
+          const made = eachMessage && batch.hasRecordObjects;
+          if (made && i > 0) batch.markProcessed(batch.records[i - 1]!);
+          const offset = made ? batch.records[i]!.offset : batch.unprocessedFrom;
           batch.giveBack();
           const last = failures.get(key);
           const attempts = last !== undefined && last.offset === offset ? last.attempts + 1 : 1;

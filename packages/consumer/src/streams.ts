@@ -123,7 +123,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           await yieldToLoop();
           this.lastYield = performance.now();
         }
-        if (batch.records[0]!.decodesEarly) {
+        if (batch.decodesEarly) {
           const owner = this.owner;
           const decoded = await decodeBatch(batch, owner.deserializationErrorPolicy, (err) => owner.deserializationFailed(err, 'skip'));
           if (decoded.failure) {
@@ -222,7 +222,19 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
         return {
           next: async () => {
             for (;;) {
-              if (batch !== undefined && i < batch.records.length) return { value: batch.records[i++] as ConsumedRecord<RK, RV>, done: false };
+              if (batch !== undefined && i < batch.count) {
+                let records: readonly ConsumedRecord[];
+                try {
+                  records = batch.records;
+                } catch (err) {
+                  // Corrupt records (found when the batch's records are made): the batch goes back
+                  // undelivered, to be fetched again (and fail again) until the application seeks.
+                  batch.giveBack();
+                  batch = undefined;
+                  throw err;
+                }
+                return { value: records[i++] as ConsumedRecord<RK, RV>, done: false };
+              }
               batch?.release();
               batch = (await stream.take()) ?? undefined;
               i = 0;

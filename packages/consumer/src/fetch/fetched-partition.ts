@@ -1,5 +1,5 @@
-import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type RecordView } from '@kwire/protocol';
-import { ConsumerBatch, ConsumedRecord, type BatchSettlement, type RecordContext } from '../records.js';
+import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type RecordCursor } from '@kwire/protocol';
+import { ConsumerBatch, RecordSpans, type BatchSettlement, type RecordContext, type RecordSpan } from '../records.js';
 import type { Delivery } from '../state/delivery-ledger.js';
 import type { PartitionState } from '../state/partition-state.js';
 
@@ -105,8 +105,11 @@ export class FetchedPartition {
   private abortedIndex = 0;
   private readonly abortedProducers = new Set<bigint>();
   private hold: BatchHold | undefined;
-  private records: readonly RecordView[] = [];
-  private index = 0;
+  /**
+   * Walks the current wire batch when it cannot be delivered whole (the position is inside it, or
+   * max.poll.records cuts it): one object for all of this partition's wire batches.
+   */
+  private cursor: RecordCursor | undefined;
   private exhausted = false;
   private readonly size: number;
   /** When the answer arrived (Date.now()), for the record latency metrics. */
@@ -158,12 +161,12 @@ export class FetchedPartition {
 
   private collect(max: number): ConsumerBatch | null {
     const state = this.state;
-    const out: ConsumedRecord[] = [];
+    const spans: RecordSpan[] = [];
     const holds: BatchHold[] = [];
     const start = state.position!;
     let nextOffset: bigint;
     try {
-      nextOffset = this.gather(out, holds, max, start);
+      nextOffset = this.gather(spans, holds, max, start);
     } catch (err) {
       // Corrupt data further on: nothing of this call is delivered (the stream fetches again from
       // the position), so the slices taken of earlier batches are given back.
@@ -171,51 +174,86 @@ export class FetchedPartition {
       throw err;
     }
     if (nextOffset > state.position!) state.position = nextOffset;
-    if (out.length === 0) {
+    if (this.gathered === 0) {
       // Only control records or aborted batches were passed: nothing for the application to finish.
       state.skipped(start, state.position!);
       return null;
     }
+    const count = this.gathered;
     const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
-    const delivery = state.delivered(start, nextOffset, leaderEpoch, out.length);
+    const delivery = state.delivered(start, nextOffset, leaderEpoch, count);
     const settlement = new DeliveredBatch(state, delivery, holds, this.frame);
-    return new ConsumerBatch(state.topic, state.partition, out, this.highWatermark, this.lastStableOffset, nextOffset, settlement, this.fetchedAt);
+    const records = new RecordSpans(this.options.context, spans, count, start);
+    return new ConsumerBatch(state.topic, state.partition, records, this.highWatermark, this.lastStableOffset, nextOffset, settlement, this.fetchedAt);
   }
 
+  /** Records gathered by the last gather(). */
+  private gathered = 0;
+
   /**
-   * Records at or after `from` into `out` (at most `max`), the batches they hold into `holds`;
-   * returns the offset after what it passed.
+   * Records at or after `from` into `spans` (at most `max`), the batches they hold into `holds`;
+   * returns the offset after what it passed. A wire batch that starts at or after `from` and fits
+   * in what is left of `max` is taken whole without decoding a record (the application's cursor or
+   * `records` decodes it, once); only a batch the position is inside of, or that `max` cuts, is
+   * walked here, to find where its part starts or ends.
    */
-  private gather(out: ConsumedRecord[], holds: BatchHold[], max: number, from: bigint): bigint {
+  private gather(spans: RecordSpan[], holds: BatchHold[], max: number, from: bigint): bigint {
     let nextOffset = from;
-    while (out.length < max && !this.exhausted) {
+    let n = 0;
+    while (n < max && !this.exhausted) {
       if (this.hold === undefined && !this.advance()) break;
       const hold = this.hold!;
+      const batch = hold.batch;
+      const cursor = this.cursor!;
+      if (cursor.index === 0 && batch.baseOffset >= nextOffset && batch.recordCount <= max - n) {
+        // Whole: no record before the position, all of them within max.poll.records.
+        if (batch.recordCount > 0) {
+          spans.push({ batch, position: batch.dataStart, index: 0, count: batch.recordCount });
+          n += batch.recordCount;
+          hold.slices++;
+          holds.push(hold);
+        }
+        // Past the whole batch, compaction gaps included.
+        if (batch.nextOffset > nextOffset) nextOffset = batch.nextOffset;
+        this.hold = undefined;
+        hold.finish();
+        continue;
+      }
       // Offsets as deltas from the batch's base, in plain numbers: no bigint per record.
-      const base = hold.batch.baseOffset;
+      const base = batch.baseOffset;
       const minDelta = nextOffset > base ? Number(nextOffset - base) : 0;
       let lastDelta = -1;
-      const context = this.options.context;
-      while (this.index < this.records.length && out.length < max) {
-        const r = this.records[this.index++]!;
+      let position = -1;
+      let index = 0;
+      let count = 0;
+      while (n < max && cursor.index < batch.recordCount) {
+        const at = cursor.position;
+        const r = cursor.next()!;
         // A compressed batch comes whole even when the position is inside it.
         if (r.offsetDelta < minDelta) continue;
-        out.push(new ConsumedRecord(r, context));
+        if (count === 0) {
+          position = at;
+          index = cursor.index - 1;
+        }
+        count++;
+        n++;
         lastDelta = r.offsetDelta;
       }
-      if (lastDelta >= 0) {
+      if (count > 0) {
+        spans.push({ batch, position, index, count });
         nextOffset = base + BigInt(lastDelta + 1);
         hold.slices++;
         holds.push(hold);
       }
-      if (this.index >= this.records.length) {
-        // Past the whole batch, compaction gaps included.
-        if (hold.batch.nextOffset > nextOffset) nextOffset = hold.batch.nextOffset;
+      if (cursor.index >= batch.recordCount) {
+        // The end of the records: next() checks nothing is left after the last.
+        cursor.next();
+        if (batch.nextOffset > nextOffset) nextOffset = batch.nextOffset;
         this.hold = undefined;
-        this.records = [];
         hold.finish();
       }
     }
+    this.gathered = n;
     return nextOffset;
   }
 
@@ -244,8 +282,8 @@ export class FetchedPartition {
         state.position = batch.nextOffset;
         continue;
       }
-      this.records = batch.records();
-      this.index = 0;
+      // Decompresses a compressed batch (records are decoded later, by whoever reads them).
+      this.cursor = batch.cursor(this.cursor);
       // A compressed batch now also holds its decompressed records: count them while they live.
       const grown = batch.compression === 'none' ? 0 : batch.recordsSizeInBytes;
       if (grown > 0) this.options.onBytes(grown);
@@ -273,7 +311,6 @@ export class FetchedPartition {
     if (this.exhausted) return;
     const hold = this.hold;
     this.hold = undefined;
-    this.records = [];
     hold?.finish();
     this.finish();
   }

@@ -99,7 +99,7 @@ export class ShareRecord<K = unknown, V = unknown> extends ConsumedRecord<K, V> 
     /** @internal */
     readonly delivery: Delivery,
   ) {
-    super(wire, context);
+    super(wire.batch, context, wire.position, wire.offsetDelta, wire.valueOffset, wire.valueLength);
   }
 
   /** Still to be acknowledged by this member. */
@@ -110,7 +110,9 @@ export class ShareRecord<K = unknown, V = unknown> extends ConsumedRecord<K, V> 
 
 /** The batches a share consumer delivers: a run of one partition's acquired records. */
 export class ShareBatch<K = unknown, V = unknown> extends ConsumerBatch<K, V> {
-  declare readonly records: readonly ShareRecord<K, V>[];
+  override get records(): readonly ShareRecord<K, V>[] {
+    return super.records as readonly ShareRecord<K, V>[];
+  }
 
   override [Symbol.iterator](): Iterator<ShareRecord<K, V>> {
     return this.records[Symbol.iterator]();

@@ -27,6 +27,10 @@ test('examples/tail.mjs reads every record through two streams', async () => {
   assert.match(await example('tail.mjs'), /read 5000 records/);
 });
 
+test('examples/cursor.mjs reads every record through the zero-allocation cursor', async () => {
+  assert.match(await example('cursor.mjs'), /read 20000 records through the cursor: 2000000 value bytes/);
+});
+
 test('examples/group.mjs: failures retried, everything committed, metrics printed', async () => {
   const out = await example('group.mjs');
   assert.match(out, /handled 3000 records \(3 failures retried\)/);

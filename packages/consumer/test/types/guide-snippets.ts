@@ -12,6 +12,7 @@ import {
   openTelemetryMeter,
   prometheusText,
   RecordReleasedError,
+  type BatchCursor,
   type ConsumedRecord,
   type KeptRecord,
   type RebalanceListener,
@@ -115,6 +116,19 @@ export async function lifetimeRule(): Promise<void> {
   } catch (err) {
     if (err instanceof RecordReleasedError) console.log('released: keep() what you need later');
   }
+}
+
+export async function cursorPath(): Promise<void> {
+  let cursor: BatchCursor | undefined;
+  let valueBytes = 0;
+  for await (const batch of consumer) {
+    cursor = batch.cursor(cursor); // reused: nothing allocated per batch either
+    for (let r = cursor.next(); r !== null; r = cursor.next()) {
+      if (r.valueLength > 0) valueBytes += r.valueLength; // bytes: r.data, from r.valueOffset
+      if (r.offsetNumber % 100_000 === 0) console.log(`${r.topic}-${r.partition}@${r.offsetNumber}`, r.timestamp, r.keyString());
+    }
+  }
+  console.log(`${valueBytes} value bytes`);
 }
 
 export async function poisonRecords(): Promise<void> {

@@ -3,7 +3,7 @@ import { COMPRESSION_TYPES, DEFAULT_MAX_DECOMPRESSED_BYTES, decompress, type Com
 import { defaultBufferPool, type BufferPool } from '../pool/buffer-pool.js';
 import { crc32c } from './crc32c.js';
 import { parseControlRecord, type ControlRecord } from './control.js';
-import { RecordView, RecordReleasedError } from './record.js';
+import { RecordView, RecordReleasedError, type RecordPlace } from './record.js';
 
 /*
  * RecordBatch (magic v2), the unit a Fetch partition's `records` bytes are made of:
@@ -96,6 +96,11 @@ export class RecordBatch {
   /** The whole batch, header included: LOG_OVERHEAD + batchLength. */
   readonly sizeInBytes: number;
   readonly baseOffset: bigint;
+  /**
+   * baseOffset as a number (NaN past Number.MAX_SAFE_INTEGER): offsets computed from it cost no
+   * bigint, which is what lets a cursor read a record's offset without allocating.
+   */
+  readonly baseOffsetNumber: number;
   readonly batchLength: number;
   readonly partitionLeaderEpoch: number;
   readonly magic: number;
@@ -147,7 +152,8 @@ export class RecordBatch {
     this.source = source;
     this.settings = decodeSettings;
     this.byteOffset = at;
-    this.baseOffset = int64(b, at);
+    this.baseOffsetNumber = int64Number(b, at);
+    this.baseOffset = Number.isNaN(this.baseOffsetNumber) ? b.readBigInt64BE(at) : BigInt(this.baseOffsetNumber);
     this.batchLength = int32(b, at + 8);
     this.sizeInBytes = LOG_OVERHEAD + this.batchLength;
     this.partitionLeaderEpoch = int32(b, at + 12);
@@ -202,6 +208,16 @@ export class RecordBatch {
     const v = this.maxTs;
     if (!Number.isNaN(v)) return v;
     throw unsafeTimestamp('maxTimestamp', this.maxTimestampBigInt);
+  }
+
+  /** baseTimestamp, or NaN where that throws (outside the safe integer range): never throws. */
+  get baseTimestampOrNaN(): number {
+    return this.baseTs;
+  }
+
+  /** maxTimestamp, or NaN where that throws. */
+  get maxTimestampOrNaN(): number {
+    return this.maxTs;
   }
 
   /** The delete horizon in ms when hasDeleteHorizon, else -1. */
@@ -265,11 +281,37 @@ export class RecordBatch {
    * Walks the records with one reused RecordView object instead of an array of them: next() moves
    * that object to the following record. Nothing is allocated per record, but a record is only
    * valid until the next call to next(): for code that handles each record before going on.
+   * `reuse`: a cursor (of any batch) to move to the start of this one instead of making a new one,
+   * so that walking many batches allocates nothing per batch either.
    */
-  cursor(): RecordCursor {
+  cursor(reuse?: RecordCursor): RecordCursor {
     if (this.recordCount === 0) this.check();
     else this.load();
-    return new RecordCursor(this);
+    if (reuse === undefined) return new RecordCursor(this);
+    reuse.reset(this);
+    return reuse;
+  }
+
+  /**
+   * Decodes (and checks) the record that starts at `position` of the decoded records into `into`
+   * (whose batch becomes this one); returns where the next record starts. For code that has kept
+   * where a record is (a cursor's position before next()) and reads it again later without
+   * keeping a RecordView per record. `index` names the record in errors.
+   */
+  readRecordAt(position: number, into: RecordPlace, index = 0): number {
+    let data = this.data;
+    if (data === null) {
+      this.load();
+      data = this.data!;
+    }
+    if (this.failure !== null) throw this.failure;
+    if (position < this.dataStart || position >= this.dataEnd) throw new RangeError(`no record at ${position} (records are in [${this.dataStart}, ${this.dataEnd}))`);
+    into.batch = this;
+    try {
+      return readRecord(into, data, position, this.dataEnd, index);
+    } catch (err) {
+      throw this.fail(this.inDecompressed(err));
+    }
   }
 
   /**
@@ -365,17 +407,32 @@ function trailing(batch: RecordBatch, n: number, at: number): KafkaProtocolError
 
 /** See RecordBatch.cursor(). */
 export class RecordCursor {
-  readonly batch: RecordBatch;
+  batch: RecordBatch;
   /** The records read so far. */
   index = 0;
-  private readonly record: RecordView;
-  private position: number;
+  /** The one RecordView next() moves along (its batch is the cursor's). */
+  readonly record: RecordView;
+  private from: number;
 
   /** @internal */
-  constructor(batch: RecordBatch) {
+  constructor(batch: RecordBatch, record: RecordView = new RecordView(batch)) {
     this.batch = batch;
-    this.record = new RecordView(batch);
-    this.position = batch.dataStart;
+    this.record = record;
+    this.from = batch.dataStart;
+    this.reset(batch);
+  }
+
+  /** Where the next record starts in the batch's decoded bytes (see RecordBatch.readRecordAt). */
+  get position(): number {
+    return this.from;
+  }
+
+  /** @internal Moves the cursor to the first record of `batch` (loaded: see RecordBatch.cursor). */
+  reset(batch: RecordBatch): void {
+    this.batch = batch;
+    this.record.batch = batch;
+    this.index = 0;
+    this.from = batch.dataStart;
     const count = batch.recordCount;
     if (count > 0 && count > (batch.dataEnd - batch.dataStart) / MIN_RECORD_SIZE) {
       throw batch.fail(batchError('invalid-length', `recordsCount ${count} cannot fit in ${batch.dataEnd - batch.dataStart} bytes of records`, batch.byteOffset + 57, 'recordCount'));
@@ -389,12 +446,12 @@ export class RecordCursor {
     const i = this.index;
     const count = batch.recordCount;
     if (i >= count) {
-      if (count > 0 && this.position !== batch.dataEnd) throw batch.fail(trailing(batch, batch.dataEnd - this.position, this.position));
+      if (count > 0 && this.from !== batch.dataEnd) throw batch.fail(trailing(batch, batch.dataEnd - this.from, this.from));
       return null;
     }
     const data = batch.data!;
     try {
-      this.position = readRecord(this.record, data, this.position, batch.dataEnd, i);
+      this.from = readRecord(this.record, data, this.from, batch.dataEnd, i);
     } catch (err) {
       throw batch.fail(batch.inDecompressed(err));
     }
@@ -516,7 +573,7 @@ function exactVarlong(buf: Buffer, from: number, to: number): number {
  * Every length is checked against the bytes the record declares before it is used, and the fields
  * must use up exactly the declared length (as the Java client checks).
  */
-function readRecord(rec: RecordView, buf: Buffer, p: number, end: number, index: number): number {
+function readRecord(rec: RecordPlace, buf: Buffer, p: number, end: number, index: number): number {
   at = p;
   const length = varint(buf, end, index, 'length', -1);
   const bodyStart = at;

@@ -55,9 +55,29 @@ export class RecordView {
     this.batch = batch;
   }
 
-  /** The record's offset: baseOffset + offsetDelta. */
+  /** The record's offset: baseOffset + offsetDelta. A new bigint on each call: see offsetNumber. */
   get offset(): bigint {
     return this.batch.baseOffset + BigInt(this.offsetDelta);
+  }
+
+  /**
+   * The offset as a number, without allocating a bigint: exact up to Number.MAX_SAFE_INTEGER (2^53,
+   * far past any real log); past it a KafkaProtocolError (read `offset`).
+   */
+  get offsetNumber(): number {
+    const o = this.batch.baseOffsetNumber + this.offsetDelta;
+    if (o <= Number.MAX_SAFE_INTEGER) return o;
+    throw new KafkaProtocolError(`record offset ${this.offset} is outside the safe integer range; read offset`, { reason: 'invalid-value' });
+  }
+
+  /**
+   * The bytes keyOffset, valueOffset and headersOffset point into (the fetch response, or the
+   * batch's decompression buffer): for reading a record without making a Buffer view of it, e.g.
+   * `r.data.toString('utf8', r.valueOffset, r.valueOffset + r.valueLength)`. Valid, like every
+   * part of the record, until the batch is released; RecordReleasedError after.
+   */
+  get data(): Buffer {
+    return this.bytes();
   }
 
   /**
@@ -170,6 +190,25 @@ export class RecordView {
     }
     return BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
   }
+}
+
+/**
+ * What the decoder writes about one record (RecordView's positional fields): RecordBatch.readRecordAt
+ * fills any object of this shape, so that a consumer can keep its own record class (one object
+ * moved along, with fields of its own) without wrapping a RecordView.
+ */
+export interface RecordPlace {
+  batch: RecordBatch;
+  position: number;
+  attributes: number;
+  timestampDelta: number;
+  offsetDelta: number;
+  keyOffset: number;
+  keyLength: number;
+  valueOffset: number;
+  valueLength: number;
+  headersOffset: number;
+  headerCount: number;
 }
 
 export interface RecordHeader {
