@@ -118,6 +118,15 @@ export function valueHash(value: Uint8Array): number {
   return h | 0;
 }
 
+/** valueHash of data[start, start + length), for readers that hold positions rather than views (the cursor). */
+export function valueHashRange(data: Uint8Array, start: number, length: number): number {
+  let h = 0x811c9dc5 ^ length;
+  const end = start + length;
+  for (let i = start; i < start + 8 && i < end; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  for (let i = Math.max(start + 8, end - 8); i < end; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  return h | 0;
+}
+
 /**
  * Order-independent digest of values: sum of lengths and XOR of valueHash per value. Clients that
  * deliver the same records in any order and any grouping agree; digests of disjoint sets combine
@@ -130,6 +139,12 @@ export class ValueDigest {
     if (value === null) return;
     this.sum += value.length;
     this.xor ^= valueHash(value);
+  }
+  /** The same as add() for the value at data[start, start + length) (length -1: null), with no view made. */
+  addRange(data: Uint8Array, start: number, length: number): void {
+    if (length < 0) return;
+    this.sum += length;
+    this.xor ^= valueHashRange(data, start, length);
   }
   /** Folds in a value known only by its hash and length. */
   addHash(h: number, length: number): void {
@@ -152,6 +167,14 @@ export function fnvBytes(h: number, b: Uint8Array | null): number {
   return Math.imul(h ^ n, 0x01000193);
 }
 
+/** fnvBytes of data[start, start + length) (length -1: null). */
+export function fnvRange(h: number, data: Uint8Array, start: number, length: number): number {
+  if (length < 0) return Math.imul(h ^ 0xff, 0x01000193);
+  const end = start + length;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ data[i]!, 0x01000193);
+  return Math.imul(h ^ length, 0x01000193);
+}
+
 /** FNV-1a over the UTF-16 code units of a string (header keys: ASCII in the bench's data). */
 export function fnvString(h: number, s: string): number {
   const n = s.length;
@@ -167,12 +190,24 @@ export function fnvString(h: number, s: string): number {
  * addHash, so the digest of a run is independent of delivery order like the value-only one.
  */
 export function recordHash(value: Uint8Array | null, key: Uint8Array | null, headersHash: number, offset: number, timestamp: number): number {
-  let h = fnvBytes(0x811c9dc5, value);
-  h = fnvBytes(h, key);
+  return recordHashTail(fnvBytes(fnvBytes(0x811c9dc5, value), key), headersHash, offset, timestamp);
+}
+
+/** recordHash of a record known by positions into `data` (lengths -1: null): the cursor's reader. */
+export function recordHashRange(data: Uint8Array, valueStart: number, valueLength: number, keyStart: number, keyLength: number, headersHash: number, offset: number, timestamp: number): number {
+  return recordHashTail(fnvRange(fnvRange(0x811c9dc5, data, valueStart, valueLength), data, keyStart, keyLength), headersHash, offset, timestamp);
+}
+
+function recordHashTail(h: number, headersHash: number, offset: number, timestamp: number): number {
   h = Math.imul(h ^ headersHash, 0x01000193);
   h = Math.imul(h ^ (offset | 0), 0x01000193);
   h = Math.imul(h ^ ((timestamp % 4294967296) | 0), 0x01000193);
   return h | 0;
+}
+
+/** headerHash of a header known by positions into `data` (its key as bytes; value length -1: null). */
+export function headerHashRange(data: Uint8Array, keyStart: number, keyLength: number, valueStart: number, valueLength: number): number {
+  return fnvRange(fnvRange(0x811c9dc5, data, keyStart, keyLength), data, valueStart, valueLength) | 0;
 }
 
 /** One header's contribution to recordHash's headersHash (XOR them over a record's headers). */

@@ -50,6 +50,15 @@ const platformatic = (mib: number, fullOnly: boolean): ClientVariant => ({
 export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
   { id: 'kwire', family: 'kwire', program: 'kwire', setting: 'defaults' },
   { id: 'kwire-nocrc', family: 'kwire-nocrc', program: 'kwire', setting: 'checkCrcs: false', config: { checkCrcs: false } },
+  {
+    // The zero-allocation path (ConsumerBatch.cursor(): one reused record, bytes read by position), defaults otherwise.
+    id: 'kwire-cursor',
+    family: 'kwire-cursor',
+    program: 'kwire',
+    setting: 'batch.cursor() (the zero-allocation path), defaults',
+    settings: { cursor: true },
+    fullOnly: true,
+  },
   { id: 'kafkajs', family: 'kafkajs', program: 'kafkajs', setting: 'defaults (eachBatch, maxBytes 10 MiB, maxBytesPerPartition 1 MiB, one partition at a time)' },
   {
     id: 'kafkajs@concurrent',
@@ -124,12 +133,11 @@ export const LATENCY_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', '
 export const REBALANCE_CLIENTS = ['kwire', 'kafkajs', 'platformatic', 'rdkafka', 'java'] as const;
 /** Share groups (KIP-932): no other JavaScript client has a share consumer; Java runs its ShareConsumerPerformance. */
 export const SHARE_CLIENTS = ['kwire', 'java'] as const;
-// HOOK (issue 16, the zero-allocation path): when ConsumerBatch.cursor() lands, a 'kwire-cursor'
-// variant here (program 'kwire', settings { cursor: true }, read by clients/kwire.ts's loop) and
-// in ALLOC_CLIENTS makes report/goals.ts's 'alloc-cursor-0b' goal evaluate its allocation rows;
-// until then that goal says "not measured".
-/** Node client variants measured for allocation per record (a separate pass each): the defaults; kwire only in --quick. */
-export const ALLOC_CLIENTS = ['kwire', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
+/**
+ * Node client variants measured for allocation per record (a separate pass each): the defaults, and
+ * kwire's zero-allocation path (report/goals.ts's 'alloc-cursor-0b'); kwire only in --quick.
+ */
+export const ALLOC_CLIENTS = ['kwire', 'kwire-cursor', 'kafkajs', 'platformatic@1MiB', 'rdkafka'] as const;
 export function allocClients(mode: 'full' | 'quick'): readonly string[] {
   return mode === 'quick' ? ['kwire'] : ALLOC_CLIENTS;
 }
@@ -137,7 +145,9 @@ export function allocClients(mode: 'full' | 'quick'): readonly string[] {
 /** The variants that run on scenario `s` in this mode. */
 export function variantsFor(s: ScenarioInfo, mode: 'full' | 'quick', selected?: readonly string[]): ClientVariant[] {
   return THROUGHPUT_VARIANTS.filter((v) => {
-    if ((mode === 'quick' || s.sweep === false) && v.fullOnly) return false;
+    if (mode === 'quick' && v.fullOnly) return false;
+    // A scenario without the sweep still runs kwire's zero-allocation path (kwire's own variant, not a peer's setting).
+    if (s.sweep === false && v.fullOnly && v.family !== 'kwire-cursor') return false;
     if (v.optIn && !(selected ?? []).includes(v.id)) return false;
     if (v.only === 'compressed' && s.compression === 'none') return false;
     if (v.only === 'multi-partition' && s.partitions < 2) return false;

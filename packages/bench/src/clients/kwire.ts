@@ -1,5 +1,5 @@
-import { createConsumer, type ConsumerBatch } from '@kwire/consumer';
-import { headerHash, Meter, ValueDigest, valueHash, type RunMetrics } from '../meter.js';
+import { createConsumer, type BatchCursor, type ConsumerBatch } from '@kwire/consumer';
+import { headerHash, headerHashRange, Meter, recordHashRange, ValueDigest, valueHash, type RunMetrics } from '../meter.js';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 export interface KwireRunOptions {
@@ -117,8 +117,19 @@ export async function kwireClient(options: ClientOptions): Promise<ClientReport>
   else await consumer.assign(Array.from({ length: options.partitions }, (_, partition) => ({ topic: options.topic, partition, offset: 0 })));
   run.ready();
   const digest = run.digest;
+  // settings.cursor: read through ConsumerBatch.cursor() (the 'kwire-cursor' variant; throughput and alloc runs).
+  const cursorPath = options.settings?.cursor === true && (mode === 'throughput' || mode === 'alloc');
+  let cursor: BatchCursor | undefined;
   try {
     for await (const batch of consumer) {
+      if (cursorPath) {
+        // The zero-allocation path: one reused record object, bytes read by position.
+        cursor = batch.cursor(cursor);
+        if (run.fullTouch) touchFullByCursor(run, cursor);
+        else touchValuesByCursor(digest, cursor);
+        if (run.batch(batch.count)) break;
+        continue;
+      }
       const records = batch.records;
       const n = records.length;
       if (mode === 'latency') {
@@ -162,6 +173,25 @@ export async function kwireClient(options: ClientOptions): Promise<ClientReport>
   const extra: Partial<ClientReport> = {};
   if (mode === 'rebalance' && run.tFirst !== null) extra.joinToFirstRecordMs = Math.round((run.tFirst - tStart) * 100) / 100;
   return run.report(extra);
+}
+
+/** Every value of the cursor's batch into the digest, by position (no Buffer view per record). */
+function touchValuesByCursor(digest: ValueDigest, cursor: BatchCursor): void {
+  for (let r = cursor.next(); r !== null; r = cursor.next()) digest.addRange(r.data, r.valueOffset, r.valueLength);
+}
+
+/** The full touch through the cursor: key, every value byte, headers, offset and timestamp, by position. */
+function touchFullByCursor(run: Run, cursor: BatchCursor): void {
+  for (let r = cursor.next(); r !== null; r = cursor.next()) {
+    const data = r.data;
+    let hh = 0;
+    for (let j = 0; j < r.headerCount; j++) {
+      r.header(j);
+      hh ^= headerHashRange(data, r.headerKeyOffset, r.headerKeyLength, r.headerValueOffset, r.headerValueLength);
+    }
+    const h = recordHashRange(data, r.valueOffset, r.valueLength, r.keyOffset, r.keyLength, hh, r.offsetNumber, r.timestamp);
+    run.digest.addHash(h, r.valueLength < 0 ? 0 : r.valueLength);
+  }
 }
 
 /** A group member's batch: value hashes by offset, so that the orchestrator can merge members. */

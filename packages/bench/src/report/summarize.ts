@@ -6,6 +6,7 @@ import type { AllocRecord, ResultRow, RunRecord, ScenarioInfo } from './types.js
 export const CLIENT_LABELS: Record<string, string> = {
   kwire: 'kwire',
   'kwire-nocrc': 'kwire, checkCrcs: false',
+  'kwire-cursor': 'kwire, batch.cursor()',
   kafkajs: 'kafkajs',
   platformatic: '@platformatic/kafka',
   rdkafka: 'node-rdkafka (librdkafka)',
