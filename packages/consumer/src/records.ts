@@ -1,4 +1,4 @@
-import { RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
+import { headerKey, RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
 import { ConfigError, CorruptRecordError, DeserializationError } from './errors.js';
 
@@ -246,7 +246,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     const out = new Array<RecordHeader>(n);
     for (let h = 0; h < n; h++) {
       const keyLength = unzigzag(data);
-      const key = data.toString('utf8', at, at + keyLength);
+      const key = headerKey(data, at, keyLength);
       at += keyLength;
       const length = unzigzag(data);
       let value: Buffer | null = null;
