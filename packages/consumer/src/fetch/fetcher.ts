@@ -405,7 +405,7 @@ export class Fetcher {
           });
           if (scan.nextOffset > state.fetchPosition!) state.fetchPosition = scan.nextOffset;
           if (scan.lastLeaderEpoch >= 0) state.lastFetchedEpoch = scan.lastLeaderEpoch;
-          state.stream.push(data);
+          state.stream.push(data, state.fetchPosition! >= pd.highWatermark);
         }
       }
       if (!anyData) this.stats.emptyFetches++;
