@@ -32,6 +32,13 @@ const HELD_RECHECK_MS = 50;
  * The queue is bounded in bytes by the fetcher: a partition whose buffered bytes reach the limit is
  * left out of fetches until the application drains it.
  *
+ * Data that reached its partition's high watermark (a partition caught up with its log, a few new
+ * records) goes to the application ahead of data queued before it for lagging partitions, each
+ * partition's data still in offset order: a live partition's records would otherwise wait behind
+ * every megabyte of backlog fetched before them. Lagging partitions cannot starve anything this
+ * way: a caught-up partition's data is only what its producers wrote since its last Fetch, and a
+ * partition that falls behind is no longer caught up.
+ *
  * Iterating: `for await (const batch of stream)` releases each batch when the loop asks for the
  * next one; `for await (const record of stream.records())` when it moves past the batch's last
  * record. Released means finished (see ConsumerBatch): a loop left early (break, throw, return)
@@ -40,6 +47,8 @@ const HELD_RECHECK_MS = 50;
  */
 export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<ConsumerBatch<K, V>> {
   private readonly queue: FetchedPartition[] = [];
+  /** Queued data that reached its partition's high watermark when it was fetched (see above). */
+  private readonly caughtUp = new Set<FetchedPartition>();
   private waiter: { resolve: () => void } | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -53,14 +62,20 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
     readonly index: number,
   ) {}
 
-  /** The fetcher hands over one partition's data. */
-  push(data: FetchedPartition): void {
+  /** The fetcher hands over one partition's data; `caughtUp`: it ends at the partition's high watermark. */
+  push(data: FetchedPartition, caughtUp = false): void {
     if (this.closed) {
       data.drop();
       return;
     }
     this.queue.push(data);
+    if (caughtUp) this.caughtUp.add(data);
     this.wake();
+  }
+
+  private removeAt(i: number): void {
+    const [data] = this.queue.splice(i, 1);
+    this.caughtUp.delete(data!);
   }
 
   /** An error for the application (e.g. auto.offset.reset=none); thrown by the next pull. */
@@ -82,7 +97,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
       const d = this.queue[i]!;
       if (d.state.key === key) {
         d.drop();
-        this.queue.splice(i, 1);
+        this.removeAt(i);
       }
     }
   }
@@ -96,6 +111,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
     if (this.closed) return;
     this.closed = true;
     for (const d of this.queue.splice(0)) d.drop();
+    this.caughtUp.clear();
     this.wake();
   }
 
@@ -144,21 +160,39 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
     }
   }
 
-  /** A batch from the first partition with data that is not paused, or null. */
+  /**
+   * A batch from the first partition with data that is not paused, or null: partitions with
+   * caught-up data queued first (their data in queue order, which is offset order), then the rest.
+   */
   private poll(): ConsumerBatch | null {
     if (this.queue.length > 0 && !this.owner.mayDeliver()) {
       setTimeout(() => this.wake(), HELD_RECHECK_MS).unref();
       return null;
     }
+    if (this.caughtUp.size > 0) {
+      const keys = new Set<string>();
+      for (const d of this.caughtUp) keys.add(d.state.key);
+      const batch = this.pollFrom(keys);
+      if (batch !== null) return batch;
+    }
+    return this.pollFrom(undefined);
+  }
+
+  /** The first batch from the queue's data, of these partitions only when `only` is given. */
+  private pollFrom(only: ReadonlySet<string> | undefined): ConsumerBatch | null {
     let drained = false;
     try {
       for (let i = 0; i < this.queue.length; ) {
         const data = this.queue[i]!;
         const state = data.state;
+        if (only !== undefined && !only.has(state.key)) {
+          i++;
+          continue;
+        }
         if (data.generation !== state.generation || state.stream !== this) {
           // Stale: the partition was sought, reset or moved since this was fetched.
           data.drop();
-          this.queue.splice(i, 1);
+          this.removeAt(i);
           drained = true;
           continue;
         }
@@ -174,13 +208,13 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           // is dropped, the partition will be fetched again from the same position, and the
           // application gets the error each time until it seeks past the offset (as Java does).
           data.drop();
-          this.queue.splice(i, 1);
+          this.removeAt(i);
           drained = true;
           state.refetch();
           throw new CorruptRecordError(state.topic, state.partition, state.position ?? -1n, err);
         }
         if (data.done) {
-          this.queue.splice(i, 1);
+          this.removeAt(i);
           drained = true;
         }
         if (batch !== null) return batch;

@@ -2,11 +2,13 @@
  * Connections to the brokers of one cluster, created on first use and kept.
  *
  * - Keyed by node id when the caller knows it (the metadata layer does), else by host:port, and by
- *   purpose: 'data' for ordinary requests, 'coordinator' for the group coordinator. The two never
- *   share a connection even when the coordinator is also a partition leader, because a broker
- *   answers one connection's requests in order: a JoinGroup parked for the whole rebalance, or a
- *   Fetch long poll, would otherwise hold back every request queued behind it (the Java client
- *   keeps a separate coordinator connection for the same reason).
+ *   purpose: 'data' for ordinary requests, 'coordinator' for the group coordinator, 'live-fetch' for
+ *   the fetcher's Fetches of partitions caught up with their log. They never share a connection
+ *   even when the coordinator is also a partition leader, because a broker answers one
+ *   connection's requests in order: a JoinGroup parked for the whole rebalance, or a Fetch long
+ *   poll, would otherwise hold back every request queued behind it (the Java client keeps a
+ *   separate coordinator connection for the same reason), and a caught-up partition's few new
+ *   records would wait behind a lagging partition's megabytes.
  * - Bootstrap: the configured servers tried in turn (those not backing off first) until one answers.
  * - Reconnects back off exponentially with jitter (reconnectBackoffMs doubling up to
  *   reconnectBackoffMaxMs, as the Java client). A connection attempt that fails waits out its
@@ -25,7 +27,7 @@ import { Connection } from './connection.js';
 import { parseBootstrapServers, positiveInt, resolveConnectionConfig, validateAddress, type ConnectionConfig, type ConnectionOptions } from './options.js';
 import type { Logger } from '../logger.js';
 
-export type ConnectionPurpose = 'data' | 'coordinator';
+export type ConnectionPurpose = 'data' | 'coordinator' | 'live-fetch';
 
 export interface BrokerAddress {
   host: string;
@@ -135,7 +137,9 @@ export class BrokerPool {
    */
   get(broker: BrokerAddress, purpose: ConnectionPurpose = 'data'): Promise<Connection> {
     if (this.closed) return Promise.reject(new ClosedError('broker pool'));
-    if (purpose !== 'data' && purpose !== 'coordinator') return Promise.reject(new ConfigError(`purpose must be 'data' or 'coordinator', got ${String(purpose)}`));
+    if (purpose !== 'data' && purpose !== 'coordinator' && purpose !== 'live-fetch') {
+      return Promise.reject(new ConfigError(`purpose must be 'data', 'coordinator' or 'live-fetch', got ${String(purpose)}`));
+    }
     let address: { host: string; port: number };
     try {
       address = validateAddress(broker?.host, broker?.port);
@@ -199,7 +203,7 @@ export class BrokerPool {
     let best: Connection | undefined;
     for (const e of this.entries.values()) {
       const c = e.connection;
-      if (e.purpose === 'coordinator' || c === undefined || !c.ready) continue;
+      if (e.purpose === 'coordinator' || e.purpose === 'live-fetch' || c === undefined || !c.ready) continue;
       if (best === undefined || c.inFlight < best.inFlight) best = c;
     }
     return best ?? this.bootstrap();
