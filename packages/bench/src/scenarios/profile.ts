@@ -18,7 +18,15 @@ export async function profileKwire(ctx: Ctx, s: ScenarioInfo): Promise<ProfileSu
   const name = `kwire-${s.id}.cpuprofile`;
   step(ctx, `${s.id}: CPU profile of kwire (node --cpu-prof) into ${join(dir, name)}`);
   try {
-    const options: ClientOptions = { bootstrap: ctx.target.bootstrap, topic: loaded.topic, partitions: s.partitions, records: s.records, mode: 'throughput', idleTimeoutMs: 30_000 };
+    const options: ClientOptions = {
+      bootstrap: ctx.target.bootstrap,
+      topic: loaded.topic,
+      partitions: s.partitions,
+      records: s.records,
+      mode: 'throughput',
+      touch: s.touch ?? 'value',
+      idleTimeoutMs: 30_000,
+    };
     const r = await spawnNodeClient({
       node: ctx.node.path,
       client: 'kwire',
