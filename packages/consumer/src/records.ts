@@ -1,4 +1,4 @@
-import { headerKey, RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
+import { readHeaders, RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
 import { ConfigError, CorruptRecordError, DeserializationError } from './errors.js';
 
@@ -243,20 +243,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     if (valueLength > 0) p += valueLength;
     at = p;
     const n = unzigzag(data);
-    const out = new Array<RecordHeader>(n);
-    for (let h = 0; h < n; h++) {
-      const keyLength = unzigzag(data);
-      const key = headerKey(data, at, keyLength);
-      at += keyLength;
-      const length = unzigzag(data);
-      let value: Buffer | null = null;
-      if (length >= 0) {
-        value = data.subarray(at, at + length);
-        at += length;
-      }
-      out[h] = { key, value };
-    }
-    return out;
+    return readHeaders(data, at, n);
   }
 
   keep(): KeptRecord<K, V> {

@@ -12,7 +12,7 @@ export {
   type RecordBatchDecodeOptions,
   type TimestampType,
 } from './record-batch.js';
-export { RecordView, RecordReleasedError, headerKey, type RecordHeader, type RecordPlace } from './record.js';
+export { RecordView, RecordReleasedError, headerKey, readHeaders, type RecordHeader, type RecordPlace } from './record.js';
 import { RecordView } from './record.js';
 /** @deprecated The wire record is RecordView; this name shadowed TypeScript's built-in Record. */
 export const Record = RecordView;

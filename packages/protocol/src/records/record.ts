@@ -146,25 +146,7 @@ export class RecordView {
 
   /** The headers, in order (keys may repeat). A new array on every call. */
   get headers(): RecordHeader[] {
-    const data = this.bytes();
-    const n = this.headerCount;
-    const out = new Array<RecordHeader>(n);
-    if (n === 0) return out;
-    pos = this.headersOffset;
-    // The decoder checked every header's lengths against the record already: no checks here.
-    for (let h = 0; h < n; h++) {
-      const keyLength = uvarintZigzag(data);
-      const key = headerKey(data, pos, keyLength);
-      pos += keyLength;
-      const valueLength = uvarintZigzag(data);
-      let value: Buffer | null = null;
-      if (valueLength >= 0) {
-        value = data.subarray(pos, pos + valueLength);
-        pos += valueLength;
-      }
-      out[h] = { key, value };
-    }
-    return out;
+    return readHeaders(this.bytes(), this.headersOffset, this.headerCount);
   }
 
   /** The batch's decoded bytes, or RecordReleasedError once it has been released. */
@@ -217,7 +199,29 @@ export interface RecordHeader {
   value: Buffer | null;
 }
 
-/** A record (or batch) was read after its batch was released: its bytes may belong to someone else now. */
+/**
+ * The `count` headers of a record starting at `at` in `data` (just after the header count), as a
+ * new array: keys through the table of recent keys, values as views into `data`. For records the
+ * decoder has checked already (RecordView, and the consumer's own record classes): no bounds checks.
+ */
+export function readHeaders(data: Buffer, at: number, count: number): RecordHeader[] {
+  const out = new Array<RecordHeader>(count);
+  pos = at;
+  for (let h = 0; h < count; h++) {
+    const keyLength = uvarintZigzag(data);
+    const key = headerKey(data, pos, keyLength);
+    pos += keyLength;
+    const valueLength = uvarintZigzag(data);
+    let value: Buffer | null = null;
+    if (valueLength >= 0) {
+      value = data.subarray(pos, pos + valueLength);
+      pos += valueLength;
+    }
+    out[h] = { key, value };
+  }
+  return out;
+}
+
 /**
  * A record's bytes were read after its batch was released (the lifetime rule). It carries the
  * consumer's KafkaError brand, so `isKafkaError()` of @kwire/consumer recognizes it.
