@@ -70,6 +70,25 @@ export interface RecordContext {
 }
 
 /**
+ * The context of one topic's (or partition's) records read with these deserializers. `early`:
+ * whether a deserializer that can fail or be async runs before delivery (the fetcher's batches,
+ * so that a failure stops delivery at its record) or when the value is read (the share consumer).
+ */
+export function recordContext(topic: string, partition: number, key: Deserializer, value: Deserializer, early: boolean): RecordContext {
+  return {
+    topic,
+    partition,
+    key: deserializerFor(key),
+    value: deserializerFor(value),
+    keyIsBuffer: key === 'buffer',
+    valueIsBuffer: value === 'buffer',
+    valueIsString: value === 'string',
+    decodeKey: early && deserializesEarly(key),
+    decodeValue: early && deserializesEarly(value),
+  };
+}
+
+/**
  * One record as the application sees it: one object per record, holding where the record is in
  * its wire batch's bytes (not a wire RecordView besides: one object rather than two). Keys and
  * values are deserialized when read, once; the value's place is kept (the value is what nearly

@@ -5,7 +5,7 @@ import { MetadataCache } from './cluster/metadata.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
 import { ClosedError, ConfigError, KafkaError } from './errors.js';
-import { deserializerFor, type RecordContext } from './records.js';
+import { recordContext, type RecordContext } from './records.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
 import type { DeserializedKey, DeserializedValue } from './config.js';
 import { ShareMembership, type ShareAssignment, type ShareGroupEventDetails } from './share/membership.js';
@@ -273,19 +273,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     const key = `${topic}\0${partition}`;
     let c = this.contexts.get(key);
     if (!c) {
-      const k = this.config.keyDeserializer;
-      const v = this.config.valueDeserializer;
-      c = {
-        topic,
-        partition,
-        key: deserializerFor(k),
-        value: deserializerFor(v),
-        keyIsBuffer: k === 'buffer',
-        valueIsBuffer: v === 'buffer',
-        valueIsString: v === 'string',
-        decodeKey: false,
-        decodeValue: false,
-      };
+      c = recordContext(topic, partition, this.config.keyDeserializer, this.config.valueDeserializer, false);
       this.contexts.set(key, c);
     }
     return c;

@@ -18,7 +18,7 @@ import type { ResolvedConfig } from '../config.js';
 import { decodeResponseBody, type BrokerPool, type Connection } from '../connection/index.js';
 import { BrokerResponseError, LogTruncationError, OffsetOutOfRangeError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { deserializerFor, deserializesEarly, type RecordContext } from '../records.js';
+import { recordContext, type RecordContext } from '../records.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
 import { FetchedPartition, SharedFrame } from './fetched-partition.js';
 import { LatencyWindow } from './latency.js';
@@ -265,17 +265,7 @@ export class Fetcher {
     let c = this.contexts.get(topic);
     if (!c) {
       const { keyDeserializer, valueDeserializer } = this.options.config;
-      c = {
-        topic,
-        partition: -1,
-        key: deserializerFor(keyDeserializer),
-        value: deserializerFor(valueDeserializer),
-        keyIsBuffer: keyDeserializer === 'buffer',
-        valueIsBuffer: valueDeserializer === 'buffer',
-        valueIsString: valueDeserializer === 'string',
-        decodeKey: deserializesEarly(keyDeserializer),
-        decodeValue: deserializesEarly(valueDeserializer),
-      };
+      c = recordContext(topic, -1, keyDeserializer, valueDeserializer, true);
       this.contexts.set(topic, c);
     }
     return c;

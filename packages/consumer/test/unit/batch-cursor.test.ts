@@ -12,27 +12,17 @@ import * as assert from 'uvu/assert';
 import { BufferPool, encodeRecordBatch, RecordReleasedError, type RecordInput } from '@kwire/protocol';
 import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
 import { PartitionState } from '../../src/state/partition-state.js';
-import { type BatchCursor, ConsumerBatch, deserializerFor, type RecordContext } from '../../src/records.js';
+import { type BatchCursor, ConsumerBatch, recordContext } from '../../src/records.js';
 import type { MessageStream } from '../../src/streams.js';
 import { CorruptRecordError, createConsumer } from '../../src/index.js';
 import { FakeCluster } from './fake-cluster.js';
 import { decodeBatch } from '../../src/deserialize.js';
 
-const context: RecordContext = {
-  topic: 't',
-  partition: 0,
-  key: deserializerFor('buffer'),
-  value: deserializerFor('buffer'),
-  keyIsBuffer: true,
-  valueIsBuffer: true,
-  valueIsString: false,
-  decodeKey: false,
-  decodeValue: false,
-};
+const context = recordContext('t', 0, 'buffer', 'buffer', true);
 
 const T0 = 1_700_000_000_000;
 
-function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrcs = true, recordContext = context) {
+function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrcs = true, ctx = context) {
   const frame = new SharedFrame(() => {});
   const state = new PartitionState('t', 0, { dropPartition() {} } as unknown as MessageStream);
   state.seek(position);
@@ -40,7 +30,7 @@ function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrc
     readCommitted: false,
     checkCrcs,
     pool,
-    context: recordContext,
+    context: ctx,
     onBytes: () => {},
   });
   frame.release();
@@ -264,7 +254,7 @@ test('a malformed record in a batch delivered whole (CRC unchecked): CorruptReco
 test('a malformed record under a deserializer that runs before delivery: the batch is given back', async () => {
   const bytes = encodeRecordBatch([{ value: '1' }, { value: '2' }], { baseOffset: 0 });
   bytes[61] = 0x7e;
-  const json: RecordContext = { ...context, value: deserializerFor('json'), valueIsBuffer: false, decodeValue: true };
+  const json = recordContext('t', 0, 'buffer', 'json', true);
   const { data, state } = fetched(bytes, 0n, new BufferPool(), false, json);
   const batch = data.next(500)!;
   assert.ok(batch.decodesEarly);

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { ApiKey, BufferPool, encodeRecordBatch } from '@kwire/protocol';
 import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
 import { PartitionState } from '../../src/state/partition-state.js';
-import { deserializerFor, type ConsumerBatch, type RecordContext } from '../../src/records.js';
+import { recordContext, type ConsumerBatch, type RecordContext } from '../../src/records.js';
 import { MessageStream, type StreamOwner } from '../../src/streams.js';
 import { createConsumer, type ConsumedRecord } from '../../src/index.js';
 import { FakeCluster } from './fake-cluster.js';
@@ -26,17 +26,7 @@ const owner: StreamOwner = {
 };
 
 function context(topic: string): RecordContext {
-  return {
-    topic,
-    partition: 0,
-    key: deserializerFor('buffer'),
-    value: deserializerFor('buffer'),
-    keyIsBuffer: true,
-    valueIsBuffer: true,
-    valueIsString: false,
-    decodeKey: false,
-    decodeValue: false,
-  };
+  return recordContext(topic, 0, 'buffer', 'buffer', true);
 }
 
 const pool = new BufferPool();

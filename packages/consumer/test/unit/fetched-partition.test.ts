@@ -6,20 +6,10 @@ import * as assert from 'uvu/assert';
 import { BufferPool, encodeRecordBatch } from '@kwire/protocol';
 import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
 import { PartitionState } from '../../src/state/partition-state.js';
-import { deserializerFor, type RecordContext } from '../../src/records.js';
+import { recordContext } from '../../src/records.js';
 import type { MessageStream } from '../../src/streams.js';
 
-const context: RecordContext = {
-  topic: 't',
-  partition: 0,
-  key: deserializerFor('buffer'),
-  value: deserializerFor('buffer'),
-  keyIsBuffer: true,
-  valueIsBuffer: true,
-  valueIsString: false,
-  decodeKey: false,
-  decodeValue: false,
-};
+const context = recordContext('t', 0, 'buffer', 'buffer', true);
 
 function partition(): PartitionState {
   const state = new PartitionState('t', 0, {} as MessageStream);
