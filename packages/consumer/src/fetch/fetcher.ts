@@ -60,6 +60,11 @@ function laneKey(node: number, lane: Lane): string {
   return `${node}/${lane}`;
 }
 
+/** The connection a lane's Fetches go on: the live lane's own, so that a bulk answer never queues ahead of it. */
+function lanePurpose(lane: Lane): 'data' | 'live-fetch' {
+  return lane === 'live' ? 'live-fetch' : 'data';
+}
+
 /** Answers of at least this many record bytes have the next Fetch sent before they are delivered. */
 const EARLY_FETCH_BYTES = 32 * 1024;
 
@@ -119,8 +124,8 @@ export class Fetcher {
   readonly stats: FetcherStats = { fetches: 0, fetchesByNode: {}, fetchErrors: 0, emptyFetches: 0, bytesFetched: 0, resets: 0, truncations: 0 };
   /** Send to answer of every Fetch that was answered (fetch-latency-avg/max, percentiles). */
   readonly latency = new LatencyWindow();
-  /** By laneKey(node, lane). */
-  private readonly sessions = new Map<string, FetchSession>();
+  /** By laneKey(node, lane); each knows its broker and lane, for closing it. */
+  private readonly sessions = new Map<string, { node: number; lane: Lane; session: FetchSession }>();
   /** By laneKey(node, lane): one Fetch in flight per broker and lane. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly nodeBackoff = new Map<number, number>();
@@ -257,8 +262,8 @@ export class Fetcher {
   private session(node: number, lane: Lane): FetchSession {
     const key = laneKey(node, lane);
     let s = this.sessions.get(key);
-    if (!s) this.sessions.set(key, (s = new FetchSession()));
-    return s;
+    if (!s) this.sessions.set(key, (s = { node, lane, session: new FetchSession() }));
+    return s.session;
   }
 
   private context(topic: string): RecordContext {
@@ -293,8 +298,8 @@ export class Fetcher {
   /** A broker is unreachable or its answer unusable: back off from it and refresh metadata. */
   private failNode(node: number, what: string, err: unknown): void {
     this.stats.fetchErrors++;
-    this.sessions.get(laneKey(node, 'live'))?.reset();
-    this.sessions.get(laneKey(node, 'bulk'))?.reset();
+    this.sessions.get(laneKey(node, 'live'))?.session.reset();
+    this.sessions.get(laneKey(node, 'bulk'))?.session.reset();
     this.nodeBackoff.set(node, Date.now() + Math.max(this.options.config.retryBackoffMs, this.options.config.reconnectBackoffMs));
     this.options.logger.warn(what, { node, error: (err as Error)?.message ?? String(err) });
     this.options.metadata.requestUpdate(what);
@@ -302,7 +307,7 @@ export class Fetcher {
 
   private async fetchFrom(node: number, lane: Lane, chosen: PartitionState[], maxWaitMs: number): Promise<void> {
     const { config, metadata, logger } = this.options;
-    const purpose = lane === 'live' ? 'live-fetch' : 'data';
+    const purpose = lanePurpose(lane);
     const chosenGenerations = new Map(chosen.map((p) => [p.key, p.generation]));
     // Synchronous when the connection is open, so that an early re-run (below) really sends now.
     const broker = metadata.brokers.get(node);
@@ -717,15 +722,13 @@ export class Fetcher {
   /** Ends the brokers' fetch sessions (best effort, bounded): they would linger until they expire. */
   private async closeSessions(): Promise<void> {
     const closing: Promise<unknown>[] = [];
-    for (const [key, session] of this.sessions) {
+    for (const { node, lane, session } of this.sessions.values()) {
       const close = session.closeRequest();
-      const [nodeText, lane] = key.split('/');
-      const node = Number(nodeText);
       const broker = this.options.metadata.brokers.get(node);
       if (!close || !broker) continue;
       closing.push(
         this.options.pool
-          .get({ host: broker.host, port: broker.port, nodeId: node }, lane === 'live' ? 'live-fetch' : 'data')
+          .get({ host: broker.host, port: broker.port, nodeId: node }, lanePurpose(lane))
           .then((conn) =>
             conn.request<FetchRequest, FetchResponse>(
               Fetch,
