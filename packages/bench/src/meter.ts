@@ -111,11 +111,7 @@ function round(n: number): number {
  * bytes. Cheap (a 10 KB value costs the same as a 100 B one), and enough to catch a wrong value.
  */
 export function valueHash(value: Uint8Array): number {
-  let h = 0x811c9dc5 ^ value.length;
-  const n = value.length;
-  for (let i = 0; i < 8 && i < n; i++) h = Math.imul(h ^ value[i]!, 0x01000193);
-  for (let i = Math.max(8, n - 8); i < n; i++) h = Math.imul(h ^ value[i]!, 0x01000193);
-  return h | 0;
+  return valueHashRange(value, 0, value.length);
 }
 
 /** valueHash of data[start, start + length), for readers that hold positions rather than views (the cursor). */
@@ -161,11 +157,10 @@ export class ValueDigest {
 
 /** FNV-1a over every byte of `b` (full-touch workload: every value byte is read). */
 export function fnvBytes(h: number, b: Uint8Array | null): number {
-  if (b === null) return Math.imul(h ^ 0xff, 0x01000193);
-  const n = b.length;
-  for (let i = 0; i < n; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  return Math.imul(h ^ n, 0x01000193);
+  return b === null ? fnvRange(h, NO_BYTES, 0, -1) : fnvRange(h, b, 0, b.length);
 }
+
+const NO_BYTES = new Uint8Array(0);
 
 /** fnvBytes of data[start, start + length) (length -1: null). */
 export function fnvRange(h: number, data: Uint8Array, start: number, length: number): number {
