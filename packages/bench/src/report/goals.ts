@@ -233,40 +233,25 @@ export function issue16Goals(rows: readonly ResultRow[], scenarios: readonly Sce
   // Event-loop stalls at full throughput, kwire at its defaults.
   const tp = scenarios.filter((s) => s.kind === 'throughput' && (s.touch ?? 'value') === 'value');
   const kw = (s: ScenarioInfo) => rows.find((r) => r.scenario === s.id && r.client === 'kwire' && r.verified);
-  // The transport ceiling's figure on the same scenario: what the machine itself (the broker on the
-  // same two cores, the scheduler, the socket reads) costs a Node process that decodes nothing.
-  const besideCeiling = (s: ScenarioInfo, field: 'maxEventLoopStallMs' | 'p99EventLoopDelayMs') => {
-    const c = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified)?.[field];
-    return c === null || c === undefined ? '' : ` (ceiling ${c} ms)`;
-  };
-  goals.push(
-    maxGoal(
-      'stall-max-5ms',
-      16,
-      "largest event-loop stall at full throughput with default settings <= 5 ms (kwire, median over passes of each pass's longest)",
-      5,
-      tp.map((s) => {
-        const v = kw(s)?.maxEventLoopStallMs ?? null;
-        return { scenario: s.id, value: v, words: `${v} ms${besideCeiling(s, 'maxEventLoopStallMs')}` };
-      }),
-      'ms',
-      'no throughput scenario',
-    ),
-  );
-  goals.push(
-    maxGoal(
-      'stall-p99-2ms',
-      16,
-      "p99 of the event loop's 1 ms samples at full throughput with default settings <= 2 ms (kwire)",
-      2,
-      tp.map((s) => {
-        const v = kw(s)?.p99EventLoopDelayMs ?? null;
-        return { scenario: s.id, value: v, words: `${v} ms${besideCeiling(s, 'p99EventLoopDelayMs')}` };
-      }),
-      'ms',
-      'no throughput scenario',
-    ),
-  );
+  const stallGoals = [
+    {
+      id: 'stall-max-5ms',
+      field: 'maxEventLoopStallMs',
+      target: 5,
+      text: "largest event-loop stall at full throughput with default settings <= 5 ms (kwire, median over passes of each pass's longest)",
+    },
+    { id: 'stall-p99-2ms', field: 'p99EventLoopDelayMs', target: 2, text: "p99 of the event loop's 1 ms samples at full throughput with default settings <= 2 ms (kwire)" },
+  ] as const;
+  for (const g of stallGoals) {
+    const figures = tp.map((s) => {
+      const v = kw(s)?.[g.field] ?? null;
+      // The transport ceiling's figure on the same scenario: what the machine itself (the broker on
+      // the same two cores, the scheduler, the socket reads) costs a Node process that decodes nothing.
+      const c = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified)?.[g.field];
+      return { scenario: s.id, value: v, words: `${v} ms${c === null || c === undefined ? '' : ` (ceiling ${c} ms)`}` };
+    });
+    goals.push(maxGoal(g.id, 16, g.text, g.target, figures, 'ms', 'no throughput scenario'));
+  }
 
   // Latency under load (fairness): p99 during the drain <= p99 before + 5 ms.
   const fair = scenarios.find((s) => s.kind === 'fairness');
