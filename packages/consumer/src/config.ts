@@ -147,8 +147,9 @@ export interface ConsumerConfig {
   /** Bytes buffered over all partitions before fetching pauses (decompressed; default: 2 x fetchMaxBytes). */
   maxBufferedBytes?: number;
   /**
-   * A stream delivering batch after batch from its buffer steps out to the event loop after this
-   * many milliseconds (default 2), so that timers and sockets keep running under full load.
+   * Streams delivering batch after batch from their buffers step out to the event loop once it has
+   * not run its timers for this many milliseconds (default 1; all streams of the process together),
+   * so that timers and sockets keep running under full load.
    */
   yieldIntervalMs?: number;
   /**
@@ -399,7 +400,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     sasl: sasl && withRedaction({ ...sasl }),
     maxBufferedBytesPerPartition: integer(config, 'maxBufferedBytesPerPartition', 4 * maxPartitionFetchBytes, 1),
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
-    yieldIntervalMs: integer(config, 'yieldIntervalMs', 2, 0, 1_000),
+    yieldIntervalMs: integer(config, 'yieldIntervalMs', 1, 0, 1_000),
     maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
     logger: (config.logger as Logger | undefined) ?? silentLogger,
   };

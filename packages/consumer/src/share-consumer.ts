@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { MetadataCache } from './cluster/metadata.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
 import { ClosedError, ConfigError, KafkaError } from './errors.js';
+import { loopClock, yieldToLoop } from './loop-clock.js';
 import { recordContext, type RecordContext } from './records.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
 import type { DeserializedKey, DeserializedValue } from './config.js';
@@ -85,7 +85,6 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   private connected: Promise<void> | undefined;
   private closingPromise: Promise<void> | undefined;
   private closed = false;
-  private lastYield = performance.now();
   /** The application left its loop (break, throw): nothing more is acquired until it polls again. */
   private parked = false;
   /** The batch the application holds now (iteration), settled by the finished rule. */
@@ -332,15 +331,10 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       const batch = this.queue.shift();
       if (batch) {
         if (this.queue.length === 0) this.wakeSessions();
-        const now = performance.now();
-        if (now - this.lastYield > this.config.yieldIntervalMs) {
-          await yieldToLoop();
-          this.lastYield = performance.now();
-        }
+        if (loopClock.due(this.config.yieldIntervalMs)) await yieldToLoop();
         return batch;
       }
       await new Promise<void>((resolve) => (this.waiter = resolve));
-      this.lastYield = performance.now();
     }
   }
 

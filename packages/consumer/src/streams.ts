@@ -1,13 +1,13 @@
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { CorruptRecordError, type DeserializationError } from './errors.js';
 import { decodeBatch } from './deserialize.js';
+import { loopClock, yieldToLoop } from './loop-clock.js';
 import type { FetchedPartition } from './fetch/fetched-partition.js';
 import type { ConsumedRecord, ConsumerBatch } from './records.js';
 
 /** What a stream needs from the consumer that feeds it. */
 export interface StreamOwner {
   readonly maxPollRecords: number;
-  /** Longest run of back-to-back deliveries before stepping out to the event loop (ms). */
+  /** Longest delivery between two runs of the event loop's timers, before stepping out (ms; see loop-clock.ts). */
   readonly yieldIntervalMs: number;
   /** A batch is about to be handed to the application (positions, interceptors, poll timer). */
   delivered(batch: ConsumerBatch): ConsumerBatch;
@@ -53,7 +53,6 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
   private failure: Error | undefined;
   private closed = false;
   /** When control last went back to the event loop (see take()). */
-  private lastYield = performance.now();
 
   constructor(
     private readonly owner: StreamOwner,
@@ -120,9 +119,9 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
    *
    * A reader that never awaits anything but this stream would, with data always buffered, run
    * from resolved promise to resolved promise without ever letting timers and sockets run (the
-   * microtask queue is drained before the event loop moves on). So after yieldIntervalMs (2 ms by
-   * default) of uninterrupted delivery, take() steps out to the event loop once: heartbeats, fetch
-   * responses and timers keep flowing however fast the application consumes.
+   * microtask queue is drained before the event loop moves on). So once the event loop has not run
+   * its timers for yieldIntervalMs (1 ms by default; loop-clock.ts), take() steps out to it:
+   * heartbeats, fetch responses and timers keep flowing however fast the application consumes.
    */
   async take(): Promise<ConsumerBatch | null> {
     for (;;) {
@@ -134,11 +133,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
       if (this.closed) return null;
       let batch = this.poll();
       if (batch !== null) {
-        const now = performance.now();
-        if (now - this.lastYield > this.owner.yieldIntervalMs) {
-          await yieldToLoop();
-          this.lastYield = performance.now();
-        }
+        if (loopClock.due(this.owner.yieldIntervalMs)) await yieldToLoop();
         if (batch.decodesEarly) {
           const owner = this.owner;
           const decoded = await decodeBatch(batch, owner.deserializationErrorPolicy, (err) => owner.deserializationFailed(err, 'skip'));
@@ -156,7 +151,6 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
       await new Promise<void>((resolve) => {
         this.waiter = { resolve };
       });
-      this.lastYield = performance.now();
     }
   }
 
