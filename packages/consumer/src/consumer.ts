@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { type BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { retainedFor, sharedBufferPool } from './shared-pool.js';
 import { MetadataCache } from './cluster/metadata.js';
 import { ConsumerMeter, type GroupMetrics, type RecordLatency } from './metrics/meter.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
@@ -54,7 +55,7 @@ export interface ConsumerMetrics extends FetcherStats {
   /** Fetched bytes not yet handed to the application and released (decompressed size). */
   bufferedBytes: number;
   assignedPartitions: number;
-  /** The buffer pool shared by socket frames and decompression: hits are reused buffers. */
+  /** The process's buffer pool (socket frames and decompression, shared by its consumers): hits are reused buffers. */
   pool: BufferPoolStats;
   /** Fetch requests from send to answer (Java's fetch-latency-avg and -max, and percentiles). */
   fetchLatency: LatencySummary;
@@ -119,7 +120,8 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // the decompression buffers. Kept at maxBufferedBytes, a consumer with fetchMaxBytes 2 MiB
     // (maxBufferedBytes 4 MiB) could keep nothing, allocated a fresh 4 MiB frame per Fetch, and
     // spent 0.73 s of 2.9 CPU seconds in GC over 1.5 GB (64k records/s of 10 KB against 140k).
-    this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(2 * c.maxBufferedBytes + 16 * 1024 * 1024, 256 * 1024 * 1024) });
+    // The process's pool (shared-pool.ts): a consumer created after another one closed finds its buffers.
+    this.bufferPool = sharedBufferPool.join(this, retainedFor(c.maxBufferedBytes));
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
     this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
@@ -562,6 +564,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // Closing the connections ends every request still pending (fetches, a parked JoinGroup).
     const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)) })]);
     if (!(await settledBy(closed, deadline + 100))) timedOut = true;
+    sharedBufferPool.leave(this);
     // A copy, one entry per partition: group work cut off by the deadline goes on in the
     // background and may still report into `group` (a revocation commit failing late reported
     // the same partition twice, and into a result already returned).

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { type BufferPool, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { retainedFor, sharedBufferPool } from './shared-pool.js';
 import { MetadataCache } from './cluster/metadata.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
@@ -96,7 +97,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     super();
     this.config = resolveShareConfig(config);
     const c = this.config;
-    this.bufferPool = new BufferPool({ maxRetainedBytes: Math.min(2 * c.fetchMaxBytes + 16 * 1024 * 1024, 256 * 1024 * 1024) });
+    this.bufferPool = sharedBufferPool.join(this, retainedFor(c.fetchMaxBytes));
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
     const self = this;
@@ -546,6 +547,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       this.closed = true;
       this.metadata.close();
       await this.pool.close().catch(() => {});
+      sharedBufferPool.leave(this);
       this.wake();
     }
   }

@@ -64,7 +64,7 @@ function ceilLog2(n: number): number {
 }
 
 export class BufferPool {
-  readonly maxRetainedBytes: number;
+  private retainLimit: number;
   readonly minClassBytes: number;
   readonly maxClassBytes: number;
   private readonly minShift: number;
@@ -92,9 +92,35 @@ export class BufferPool {
     this.maxShift = Math.min(30, Math.max(this.minShift, ceilLog2(options.maxClassBytes ?? 64 * 1024 * 1024)));
     this.minClassBytes = 2 ** this.minShift;
     this.maxClassBytes = 2 ** this.maxShift;
-    this.maxRetainedBytes = maxRetained;
+    this.retainLimit = maxRetained;
     this.free = [];
     for (let s = this.minShift; s <= this.maxShift; s++) this.free.push([]);
+  }
+
+  /** Upper bound on the bytes kept in free lists. */
+  get maxRetainedBytes(): number {
+    return this.retainLimit;
+  }
+
+  /**
+   * Changes the bound on the bytes kept in free lists. Lowering it drops free buffers, the
+   * largest first, until what is kept fits; lent buffers are not affected (they are dropped on
+   * release if they do not fit then).
+   */
+  setMaxRetainedBytes(bytes: number): void {
+    if (!(bytes >= 0)) throw new RangeError(`maxRetainedBytes must be >= 0, got ${bytes}`);
+    this.retainLimit = bytes;
+    const c = this.counters;
+    for (let k = this.free.length - 1; k >= 0 && c.bytesRetained > bytes; k--) {
+      const list = this.free[k]!;
+      while (list.length > 0 && c.bytesRetained > bytes) {
+        // The oldest release first: the most recent ones are the likeliest to be warm in cache.
+        const buf = list.shift()!;
+        c.bytesRetained -= buf.length;
+        c.buffersRetained--;
+        c.dropped++;
+      }
+    }
   }
 
   /** A snapshot of the counters. */
@@ -149,7 +175,7 @@ export class BufferPool {
     }
     c.outstanding--;
     const size = buf.length;
-    if (size > this.maxClassBytes || c.bytesRetained + size > this.maxRetainedBytes) {
+    if (size > this.maxClassBytes || c.bytesRetained + size > this.retainLimit) {
       c.dropped++;
       return;
     }

@@ -48,6 +48,29 @@ test('retained bytes respect the cap; the rest is dropped', () => {
   assert.is(pool.stats.bytesRetained, 0);
 });
 
+test('setMaxRetainedBytes: lowering drops free buffers, the largest first; raising keeps more', () => {
+  const pool = new BufferPool({ maxRetainedBytes: 0 });
+  const small = pool.acquire(4096);
+  const big = pool.acquire(65536);
+  pool.release(small);
+  assert.is(pool.stats.dropped, 1, 'nothing is kept at 0');
+  pool.setMaxRetainedBytes(1 << 20);
+  const bufs = [pool.acquire(4096), pool.acquire(4096), pool.acquire(65536)];
+  pool.release(big);
+  for (const b of bufs) pool.release(b);
+  assert.is(pool.stats.bytesRetained, 2 * 4096 + 2 * 65536);
+  pool.setMaxRetainedBytes(80_000);
+  const s = pool.stats;
+  assert.is(s.bytesRetained, 2 * 4096 + 65536, 'one 64 KiB buffer dropped, the small ones kept');
+  assert.is(s.buffersRetained, 3);
+  assert.ok(s.bytesRetained <= pool.maxRetainedBytes);
+  assert.is(pool.maxRetainedBytes, 80_000);
+  pool.setMaxRetainedBytes(0);
+  assert.is(pool.stats.bytesRetained, 0);
+  assert.is(pool.stats.buffersRetained, 0);
+  assert.throws(() => pool.setMaxRetainedBytes(-1), /maxRetainedBytes/);
+});
+
 test('a second release, or a buffer the pool never lent, is ignored', () => {
   const pool = new BufferPool();
   const a = pool.acquire(5000);
