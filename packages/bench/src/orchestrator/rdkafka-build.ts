@@ -159,6 +159,13 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void, opt
     rmSync(staging, { recursive: true, force: true });
     return { ok: false, version, reason: `librdkafka's configure failed: ${`${conf.stdout}${conf.stderr}`.trim().split('\n').slice(-3).join(' | ')}` };
   }
+  // node-rdkafka's binding.gyp builds librdkafka with a plain `make libs install` action, which
+  // gets no jobserver from node-gyp's -j: one compiler at a time (232 s of the full run of
+  // 2026-12-01 21:00 went to the build). Built here first on both cores, that action finds the
+  // work done. If this make fails, node-gyp's runs it again and reports what it finds.
+  const librdkafka = join(stagedDir, 'deps', 'librdkafka');
+  const pre = spawnSync('make', ['-j', '2', '-C', librdkafka, 'libs', 'install'], { env, encoding: 'utf8', timeout: 1_200_000, maxBuffer: 256 << 20 });
+  if (pre.status !== 0) log(`librdkafka's parallel make exited ${pre.status ?? pre.error?.message}; node-gyp builds it on one core`);
   const r = spawnSync(node.path, [...gyp, 'rebuild', `--nodedir=${headers}`, '-j', '2'], { cwd: stagedDir, env, encoding: 'utf8', timeout: 1_800_000, maxBuffer: 256 << 20 });
   const binary = join(stagedDir, 'build', 'Release', 'node-librdkafka.node');
   if (r.status !== 0 || !existsSync(binary)) {
@@ -167,7 +174,7 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void, opt
     return { ok: false, version, reason: `node-gyp rebuild failed (${r.error?.message ?? `exit ${r.status}`}): ${tail}` };
   }
   // The objects of librdkafka's own build are not needed once it is installed into build/deps.
-  spawnSync('make', ['-C', join(stagedDir, 'deps', 'librdkafka'), 'clean'], { encoding: 'utf8' });
+  spawnSync('make', ['-C', librdkafka, 'clean'], { encoding: 'utf8' });
   rmSync(home, { recursive: true, force: true });
   renameSync(staging, home);
   const loaded = probe(node.path, dir);
