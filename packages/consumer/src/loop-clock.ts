@@ -12,7 +12,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
  * phase itself bounds what all streams together deliver between two runs of the timers.
  *
  * The clock is a 1 ms interval timer that runs only while some stream delivers (started by the
- * first busy(), stopped after IDLE_STOP_MS without one), unref'd so it never keeps a process alive.
+ * first due(), stopped after IDLE_STOP_MS without one), unref'd so it never keeps a process alive.
  */
 class LoopClock {
   private timer: NodeJS.Timeout | undefined;
