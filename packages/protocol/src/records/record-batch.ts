@@ -461,8 +461,9 @@ export class RecordCursor {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Record decoding: the hot loop. Varints are read with plain byte arithmetic; one-byte values
- * (nearly all lengths and deltas in practice) take the inline fast path. The read position lives
+ * Record decoding: the hot loop. Varints are read with plain byte arithmetic; one- and two-byte
+ * values take the inline fast path (a 100 B record's length and value length, and offset and
+ * timestamp deltas past 63, are two bytes: in a call each, they were 6.6% of the 100 B profile). The read position lives
  * in a module variable so the readers return plain numbers without allocating; everything here
  * is synchronous, so nothing else can move it in between.
  * ------------------------------------------------------------------------------------------- */
@@ -474,8 +475,14 @@ function recordError(reason: ProtocolErrorReason, detail: string, offset: number
   return new KafkaProtocolError(detail, { reason, offset, path });
 }
 
-/** Zig-zag varint (int32) at `at`, not past `end`. */
-function varint(buf: Buffer, end: number, index: number, field: string, header: number): number {
+/** What shortVarint() returns for a varint of more than two bytes (or none before `end`). */
+const NOT_SHORT = 0x7fffffff;
+
+/**
+ * A zig-zag varint of one or two bytes at `at`, not past `end` (the same for int32 and int64: two
+ * bytes hold 14 bits), or NOT_SHORT for the slow path to read (and check) instead.
+ */
+function shortVarint(buf: Buffer, end: number): number {
   const p = at;
   if (p < end) {
     const b = buf[p]!;
@@ -483,8 +490,22 @@ function varint(buf: Buffer, end: number, index: number, field: string, header: 
       at = p + 1;
       return (b >>> 1) ^ -(b & 1);
     }
+    if (p + 1 < end) {
+      const c = buf[p + 1]!;
+      if (c < 0x80) {
+        at = p + 2;
+        const u = (b & 0x7f) | (c << 7);
+        return (u >>> 1) ^ -(u & 1);
+      }
+    }
   }
-  return varintSlow(buf, end, index, field, header);
+  return NOT_SHORT;
+}
+
+/** Zig-zag varint (int32) at `at`, not past `end`. */
+function varint(buf: Buffer, end: number, index: number, field: string, header: number): number {
+  const v = shortVarint(buf, end);
+  return v !== NOT_SHORT ? v : varintSlow(buf, end, index, field, header);
 }
 
 function varintSlow(buf: Buffer, end: number, index: number, field: string, header: number): number {
@@ -512,15 +533,8 @@ function varintSlow(buf: Buffer, end: number, index: number, field: string, head
  * is not (the caller then keeps the bytes' position and reads a bigint on demand).
  */
 function varlong(buf: Buffer, end: number, index: number, field: string): number {
-  const p = at;
-  if (p < end) {
-    const b = buf[p]!;
-    if (b < 0x80) {
-      at = p + 1;
-      return (b >>> 1) ^ -(b & 1);
-    }
-  }
-  return varlongSlow(buf, end, index, field);
+  const v = shortVarint(buf, end);
+  return v !== NOT_SHORT ? v : varlongSlow(buf, end, index, field);
 }
 
 function varlongSlow(buf: Buffer, end: number, index: number, field: string): number {

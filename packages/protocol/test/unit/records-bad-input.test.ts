@@ -488,6 +488,27 @@ test('negative lengths other than -1, lengths past the record, varints too long'
   }
 });
 
+test('two-byte varints (the inline fast path): read exactly, never past the record they are in', () => {
+  // Two-byte length, timestampDelta (negative), offsetDelta, key and value lengths.
+  const value = Buffer.alloc(100, 0x61);
+  const good = [0, ...zz(-200), ...zz(64), ...zz(70), ...Buffer.alloc(70, 0x6b), ...zz(100), ...value, 0x80, 0x00];
+  assert.is(zz(good.length).length, 2);
+  const r = decodeRecordBatch(withPayload(rec(good), { count: 1 })).records()[0]!;
+  assert.is(r.timestampDelta, -200);
+  assert.is(r.offsetDelta, 64);
+  assert.is(r.key!.length, 70);
+  assert.ok(r.value!.equals(value));
+  assert.is(r.headers.length, 0, "a two-byte header count of 0 as the record's last two bytes");
+  // A two-byte header count cut by the record's end, with a byte under 0x80 right after it (the
+  // next record's length): the varint must not take that byte.
+  const cut = [...rec([0, 0, 0, 1, 1, 0x80]), ...rec(body(1))];
+  const err = protocolError(() => decodeRecordBatch(withPayload(cut, { count: 2 })).records(), 'records/0/headers');
+  assert.is(err.reason, 'truncated', err.message);
+  // The same at the end of the batch's bytes.
+  const last = protocolError(() => decodeRecordBatch(withPayload(rec([0, 0, 0, 1, 1, 0x80]), { count: 1 })).records(), 'records/0/headers');
+  assert.is(last.reason, 'truncated', last.message);
+});
+
 test('a count of 0 is authoritative: an empty compressed batch is not even decompressed', () => {
   const b = decodeRecordBatch(withPayload(randomBytes(40), { count: 0, attributes: 4 }));
   assert.equal(b.records(), []);
