@@ -4,8 +4,9 @@
 // latency, latency-under-load (fairness), rebalance, RSS-soak (10 GB) and share-group (KIP-932, 1
 // and 3 members) runs. Full runs on a fresh clone of the 2-core machine, node-rdkafka's build
 // included: 2,496 s (41.6 min) before the trims marked "2026-12-01" below; with them 2,312 s
-// (38.5 min) and, on a slower hour, 2,557 s (42.6 min); the shorter latency runs and the parallel
-// librdkafka build came after those, not yet run in full. Quick mode is a smoke test of every code path on small data, under 3 minutes.
+// (38.5 min) and, on a slower hour, 2,557 s (42.6 min); with the shorter latency runs and the
+// parallel librdkafka build too, 2,255 s (37.6 min, at 7f6def1). Quick mode is a smoke test of
+// every code path on small data, under 3 minutes.
 //
 // Steady state: every throughput client reads the topic `warmupPasses` + `repetitions` times in
 // one process (one JVM for Java; kcat, a C program with nothing to warm, once per process), and

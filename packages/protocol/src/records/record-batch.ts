@@ -463,9 +463,9 @@ export class RecordCursor {
 /* ---------------------------------------------------------------------------------------------
  * Record decoding: the hot loop. Varints are read with plain byte arithmetic; one- and two-byte
  * values take the inline fast path (a 100 B record's length and value length, and offset and
- * timestamp deltas past 63, are two bytes: in a call each, they were 6.6% of the 100 B profile). The read position lives
- * in a module variable so the readers return plain numbers without allocating; everything here
- * is synchronous, so nothing else can move it in between.
+ * timestamp deltas past 63, are two bytes: in a call each, they were 6.6% of the 100 B profile).
+ * The read position lives in a module variable so the readers return plain numbers without
+ * allocating; everything here is synchronous, so nothing else can move it in between.
  * ------------------------------------------------------------------------------------------- */
 
 let at = 0;
