@@ -26,7 +26,7 @@ import { throughputScenario, throughputSteps } from './scenarios/throughput.js';
 export type { BenchOptions };
 
 /**
- * --cpu-prof profiles at most this many scenarios (two kwire runs each, about 7 s): every
+ * --cpu-prof profiles at most this many scenarios (two kwire runs each, about 9 s: five took 45 s in the full run at 7f6def1): every
  * throughput scenario of the full plan (9), so that each missed goal's scenarios all have the
  * profile that shows where the time goes (issue 16's acceptance); 5 left four of them out.
  */

@@ -162,7 +162,7 @@ export function ensureRdkafka(node: ClientNode, log: (line: string) => void, opt
   // node-rdkafka's binding.gyp builds librdkafka with a plain `make libs install` action, which
   // gets no jobserver from node-gyp's -j: one compiler at a time (232 s of the full run of
   // 2026-12-01 21:00 went to the build). Built here first on both cores, that action finds the
-  // work done. If this make fails, node-gyp's runs it again and reports what it finds.
+  // work done. If this make fails, node-gyp's action runs it again and reports what it finds.
   const librdkafka = join(stagedDir, 'deps', 'librdkafka');
   const pre = spawnSync('make', ['-j', '2', '-C', librdkafka, 'libs', 'install'], { env, encoding: 'utf8', timeout: 1_200_000, maxBuffer: 256 << 20 });
   if (pre.status !== 0) log(`librdkafka's parallel make exited ${pre.status ?? pre.error?.message}; node-gyp builds it on one core`);
