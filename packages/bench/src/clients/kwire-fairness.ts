@@ -4,7 +4,9 @@
 // first live record plus `beforeMs`, the backlog is resumed and drained. End-to-end latency of a
 // live record = its batch's delivery - CreateTime; records produced before the resume are
 // "before" (the first warmupMs excluded), records produced between the resume and the backlog's
-// last record "during". BenchJava's `fairness` does the same with the Java consumer.
+// last record "during". BenchJava's `fairness` does the same with the Java consumer. kwire's
+// "during" is also split at the moment the record's Fetch answer arrived (ConsumerBatch.fetchedAt),
+// with the event loop's largest stall during the drain beside it: the miss is located, not guessed.
 import { createConsumer } from '@kwire/consumer';
 import { LatencyHistogram, now, Run, type ClientOptions, type ClientReport } from './common.js';
 import type { LatencyFigures } from '../report/types.js';
@@ -25,6 +27,8 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
   run.ready();
   const ts = new Float64Array(liveRecords);
   const lat = new Float64Array(liveRecords);
+  /** CreateTime to the arrival of the record's Fetch answer (the rest of `lat` is in the consumer). */
+  const toAnswer = new Float64Array(liveRecords);
   let live = 0;
   let drained = 0;
   let firstLiveAt = 0;
@@ -32,6 +36,14 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
   let drainEnd = 0;
   let early = 0;
   let resumeTimer: NodeJS.Timeout | undefined;
+  // The event loop's largest stall during the drain: a 1 ms timer's gaps between resume and drain end.
+  let maxLoopStallMs = 0;
+  let lastTick = 0;
+  const stallTimer = setInterval(() => {
+    const t = now();
+    if (resumedAt > 0 && drainEnd === 0 && lastTick > 0) maxLoopStallMs = Math.max(maxLoopStallMs, t - lastTick);
+    lastTick = t;
+  }, 1);
   const digest = run.digest;
   try {
     for await (const batch of consumer) {
@@ -46,12 +58,14 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
             resumedAt = now();
           }, warmupMs + beforeMs);
         }
+        const fetchedAt = batch.fetchedAt;
         for (let i = 0; i < n; i++) {
           const r = records[i]!;
           digest.add(r.value as Buffer | null);
           if (live < liveRecords) {
             ts[live] = r.timestamp;
             lat[live] = at - r.timestamp;
+            toAnswer[live] = fetchedAt - r.timestamp;
           }
           live++;
         }
@@ -69,16 +83,24 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
     run.error = `kwire: ${(err as Error).message}`;
   }
   clearTimeout(resumeTimer);
+  clearInterval(stallTimer);
   run.finish();
   await closed;
   const firstTs = live > 0 ? ts[0]! : 0;
   const before = new LatencyHistogram();
   const during = new LatencyHistogram();
+  const duringToAnswer = new LatencyHistogram();
+  const duringInConsumer = new LatencyHistogram();
   for (let i = 0; i < Math.min(live, liveRecords); i++) {
     const t = ts[i]!;
     if (t < firstTs + warmupMs) continue;
     if (resumedAt === 0 || t < resumedAt) before.add(lat[i]!);
-    else if (drainEnd > 0 && t <= drainEnd) during.add(lat[i]!);
+    else if (drainEnd > 0 && t <= drainEnd) {
+      during.add(lat[i]!);
+      // fetchedAt is whole milliseconds (Date.now()): either side may be off by up to 1 ms.
+      duringToAnswer.add(Math.max(0, toAnswer[i]!));
+      duringInConsumer.add(Math.max(0, lat[i]! - toAnswer[i]!));
+    }
   }
   const drainSeconds = drainEnd > 0 && resumedAt > 0 ? Math.round(drainEnd - resumedAt) / 1000 : 0;
   if (!run.error && resumedAt === 0) run.error = 'the backlog was never resumed (no live record arrived)';
@@ -90,6 +112,7 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
       backlogRecords: drained,
       drainSeconds,
       drainRecordsPerSec: drainSeconds > 0 ? Math.round(drained / drainSeconds) : 0,
+      split: { toAnswer: figures(duringToAnswer), inConsumer: figures(duringInConsumer), maxLoopStallMs: Math.round(maxLoopStallMs * 100) / 100 },
     },
   });
 }

@@ -271,6 +271,8 @@ export function issue16Goals(rows: readonly ResultRow[], scenarios: readonly Sce
     const f = fk.fairness;
     lat.value = Math.round((f.during.p99 - f.before.p99) * 1000) / 1000;
     lat.measured = `${fair!.id}: p99 ${f.before.p99} ms before the drain (p50 ${f.before.p50}, ${f.before.count} records), ${f.during.p99} ms during it (p50 ${f.during.p50}, max ${f.during.max}, ${f.during.count} records; the drain: ${f.backlogRecords} records in ${f.drainSeconds} s)`;
+    if (f.split)
+      lat.measured += `; where the time went during the drain (p99 of each part): ${f.split.toAnswer.p99} ms from CreateTime until the Fetch answer was read, ${f.split.inConsumer.p99} ms from there to the application (max ${f.split.inConsumer.max}), the consumer's largest event-loop stall during the drain ${f.split.maxLoopStallMs} ms`;
     const java = rows.find((r) => r.scenario === fair!.id && r.client === 'java' && r.verified)?.fairness;
     if (java) lat.measured += `; the Java consumer in the same probe: p99 ${java.before.p99} ms before, ${java.during.p99} ms during (drain ${java.drainSeconds} s)`;
     lat.met = lat.value <= 5;

@@ -299,6 +299,31 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       ),
       '',
     );
+    const split = fair.filter((r) => r.fairness?.split);
+    if (split.length)
+      out.push(
+        'Where the "during" latency went (kwire: each record\'s Fetch answer is timed when it is read off the socket, `ConsumerBatch.fetchedAt`; medians over runs of each part apart, so they need not add up). "Until the answer" is the producer, the broker and the network, plus the consumer\'s own event loop until it read the answer: the largest stall of that loop during the drain is beside it.',
+        '',
+        mdTable(
+          ['client', 'p99 during', 'until the answer: p50', 'p99', 'max', 'in the consumer: p50', 'p99', 'max', 'largest loop stall during the drain, ms'],
+          split.map((r) => {
+            const x = r.fairness!.split!;
+            return [
+              r.label,
+              num(r.fairness!.during.p99, 2),
+              num(x.toAnswer.p50, 2),
+              num(x.toAnswer.p99, 2),
+              num(x.toAnswer.max, 2),
+              num(x.inConsumer.p50, 2),
+              num(x.inConsumer.p99, 2),
+              num(x.inConsumer.max, 2),
+              num(x.maxLoopStallMs, 2),
+            ];
+          }),
+          [false, true, true, true, true, true, true, true, true],
+        ),
+        '',
+      );
   }
 
   const reb = rows.filter((r) => r.kind === 'rebalance');

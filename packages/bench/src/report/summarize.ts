@@ -1,7 +1,7 @@
 // From runs to rows: checksum verification against the scenario's agreed reference, then medians
 // over repetitions and ratios to the ceiling. Pure functions (unit-tested on fixed inputs).
 import { THROUGHPUT_VARIANTS, variantById } from '../plan.js';
-import type { AllocRecord, ResultRow, RunRecord, ScenarioInfo } from './types.js';
+import type { AllocRecord, LatencyFigures, ResultRow, RunRecord, ScenarioInfo } from './types.js';
 
 export const CLIENT_LABELS: Record<string, string> = {
   kwire: 'kwire',
@@ -172,13 +172,15 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
       if (s.kind === 'fairness') {
         const f = use.map((r) => r.fairness).filter((x) => x !== undefined);
         if (f.length) {
-          const lat = (k: 'before' | 'during') => ({
-            count: Math.round(median(f.map((x) => x[k].count))!),
-            p50: round(median(f.map((x) => x[k].p50)), 3)!,
-            p99: round(median(f.map((x) => x[k].p99)), 3)!,
-            p999: round(median(f.map((x) => x[k].p999)), 3)!,
-            max: round(median(f.map((x) => x[k].max)), 3)!,
+          const figures = (all: LatencyFigures[]): LatencyFigures => ({
+            count: Math.round(median(all.map((x) => x.count))!),
+            p50: round(median(all.map((x) => x.p50)), 3)!,
+            p99: round(median(all.map((x) => x.p99)), 3)!,
+            p999: round(median(all.map((x) => x.p999)), 3)!,
+            max: round(median(all.map((x) => x.max)), 3)!,
           });
+          const lat = (k: 'before' | 'during') => figures(f.map((x) => x[k]));
+          const split = f.map((x) => x.split).filter((x) => x !== undefined);
           row.fairness = {
             before: lat('before'),
             during: lat('during'),
@@ -186,6 +188,13 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
             drainSeconds: round(median(f.map((x) => x.drainSeconds)), 3)!,
             drainRecordsPerSec: round(median(f.map((x) => x.drainRecordsPerSec)), 0)!,
           };
+          // Medians of each part apart: they need not add up to the median of the whole.
+          if (split.length === f.length)
+            row.fairness.split = {
+              toAnswer: figures(split.map((x) => x.toAnswer)),
+              inConsumer: figures(split.map((x) => x.inConsumer)),
+              maxLoopStallMs: round(median(split.map((x) => x.maxLoopStallMs)), 2)!,
+            };
         }
         row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.fairness?.during.p99 ?? null) : null));
       }

@@ -93,6 +93,14 @@ export interface FairnessFigures {
   backlogRecords: number;
   drainSeconds: number;
   drainRecordsPerSec: number;
+  /**
+   * Where the "during" latency went (kwire only: ConsumerBatch.fetchedAt): `toAnswer` from
+   * CreateTime until the Fetch answer holding the record was read off the socket (the producer, the
+   * broker, the network, and the consumer's event loop until it read the answer), `inConsumer` from
+   * then until the application had it; `maxLoopStallMs`, the consumer's largest event-loop stall
+   * during the drain (1 ms timer): what of `toAnswer` can be the consumer's own.
+   */
+  split?: { toAnswer: LatencyFigures; inConsumer: LatencyFigures; maxLoopStallMs: number };
 }
 
 /** The allocation pass of a Node client on a scenario. */

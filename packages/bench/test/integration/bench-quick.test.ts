@@ -55,6 +55,10 @@ test('--quick: every client present verified; results.json, --json, report.md an
   assert.ok(results.goals.filter((g) => g.issue === 16).length === 12);
   const fair = ran.find((r) => r.kind === 'fairness' && r.client === 'kwire')!;
   assert.ok(fair.fairness!.during.count > 0, 'live records measured during the drain');
+  const split = fair.fairness!.split!;
+  assert.is(split.toAnswer.count, fair.fairness!.during.count, 'every "during" record split at its answer');
+  assert.is(split.inConsumer.count, fair.fairness!.during.count);
+  assert.ok(split.toAnswer.p50 <= fair.fairness!.during.p50 + 1, 'the part until the answer is within the whole (fetchedAt is whole ms)');
   const md = readFileSync(join(out, 'report.md'), 'utf8');
   assert.match(md, /## Goals/);
   assert.match(readFileSync(join(out, 'chart.svg'), 'utf8'), /^<svg /);

@@ -88,7 +88,7 @@ function rows(extraRuns: RunRecord[] = [], allocs: AllocRecord[] = []): ResultRo
     run('10KB-12p-lz4', 'kwire', 95_000, { cpuSeconds: 1.2 }),
     run('10KB-12p-lz4', 'ceiling', 200_000, { cpuSeconds: 0.5 }),
     run('10KB-12p-lz4', 'ceiling-decompress', 100_000, { cpuSeconds: 1 }),
-    run('fairness-100B-1p', 'kwire', null, { fairness: fair(5, 12) }),
+    run('fairness-100B-1p', 'kwire', null, { fairness: { ...fair(5, 12), split: { toAnswer: lat(1, 9), inConsumer: lat(0.5, 3), maxLoopStallMs: 4.5 } } }),
     run('fairness-100B-1p', 'java', null, { fairness: fair(6, 150) }),
     run('soak-1KB', 'kwire', 1_000_000, { rssByPassMb: [120, 130, 131, 135], peakRssMb: 250 }),
     ...extraRuns,
@@ -167,6 +167,9 @@ test('issue 16: latency under load, RSS over 10 GB and the peak RSS cap', () => 
   assert.is(l.met, false);
   assert.match(l.miss!, /missed by 2\.00 ms/);
   assert.match(l.measured, /the Java consumer in the same probe: p99 6 ms before, 150 ms during/);
+  // kwire's "during" split at the Fetch answer's arrival; Java has no split (no fetchedAt).
+  assert.match(l.measured, /9 ms from CreateTime until the Fetch answer was read, 3 ms from there to the application \(max 5\), the consumer's largest event-loop stall during the drain 4\.5 ms/);
+  assert.is(rows().find((r) => r.scenario === 'fairness-100B-1p' && r.client === 'java')!.fairness!.split, undefined);
   const flat = by(goals, 'flat-rss-10gb');
   assert.is(flat.met, true, '42 passes of 256 MB: 10.75 GB, flat');
   assert.match(flat.text, /10\.8 GB/);
@@ -203,6 +206,7 @@ test("both issues' goals in evaluateGoals and in the report", () => {
   assert.match(md, /\| #16 \| kwire >= 2x the Java consumer/);
   assert.match(md, /\| #7 \| kwire >= 3x kafkajs/);
   assert.match(md, /## Latency under load \(fairness\)/);
+  assert.match(md, /\| kwire \| 12\.00 \| 1\.00 \| 9\.00 \| 11\.00 \| 0\.50 \| 3\.00 \| 5\.00 \| 4\.50 \|/, 'the split table, kwire only');
 });
 
 test('the full plan has the 100 B full-touch and fairness scenarios and a 10 GB soak; quick stays small', () => {
