@@ -1,7 +1,8 @@
 // The bench's Java peer, compiled by the launcher's compileJava against the broker's own jars.
 //
-//   consume --bootstrap B --topic T --partitions P --records N --warmup W --passes M [--touch value|full] [--prop k=v]...
-//     The Java consumer measured like every other client: the topic read W + M times in this JVM,
+//   consume --bootstrap B --topic T --partitions P --records N --warmup W [--warmup-seconds S] --passes M [--touch value|full] [--prop k=v]...
+//     The Java consumer measured like every other client: the topic read W + M times in this JVM
+//     (more warm-up passes than W until S seconds have passed since the first began, as passes.ts does),
 //     each pass with a KafkaConsumer of its own (every partition assigned, from the beginning),
 //     timed from its assignment to its last record, as ConsumerPerformance's fetch figures count. Configured as ConsumerPerformance configures it
 //     (check.crcs=false, receive.buffer.bytes 2 MiB, max.partition.fetch.bytes 1 MiB), read
@@ -111,11 +112,19 @@ public class BenchJava {
     long records = Long.parseLong(a.get("records"));
     int warmup = Integer.parseInt(a.getOrDefault("warmup", "1"));
     int passes = Integer.parseInt(a.getOrDefault("passes", "5"));
+    double warmupSeconds = Double.parseDouble(a.getOrDefault("warmup-seconds", "0"));
+    // Counted from the first pass's start, as passes.ts does.
+    long started = System.nanoTime();
+    int warmed = 0;
+    int measured = 0;
     boolean full = "full".equals(a.get("touch"));
     List<TopicPartition> tps = new ArrayList<>();
     for (int i = 0; i < partitions; i++) tps.add(new TopicPartition(topic, i));
     com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    for (int pass = 0; pass < warmup + passes; pass++) {
+    for (int pass = 0; measured < passes; pass++) {
+      boolean warming = warmed < warmup || (System.nanoTime() - started) / 1e9 < warmupSeconds;
+      if (warming) warmed++;
+      else measured++;
       // A consumer per pass, as the Node clients have: one consumer reused across passes would
       // start each pass behind the long poll (fetch.max.wait.ms) it left in flight at the end of
       // the previous one (one Fetch in flight per broker): 0.5 s before the first record.
@@ -153,7 +162,7 @@ public class BenchJava {
         }
         double seconds = (tLast - t0) / 1e9;
         double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
-        System.out.println("{\"pass\":" + pass + ",\"warmup\":" + (pass < warmup) + ",\"records\":" + count + ",\"bytes\":" + bytes
+        System.out.println("{\"pass\":" + pass + ",\"warmup\":" + warming + ",\"records\":" + count + ",\"bytes\":" + bytes
             + ",\"checksum\":\"" + bytes + ":" + Integer.toHexString(xor) + "\",\"seconds\":" + seconds + ",\"cpuSeconds\":" + cpu
             + ",\"gcMs\":" + (gcMillis() - gc0) + ",\"firstSeconds\":" + (tFirst - t0) / 1e9 + ",\"halfSeconds\":" + (tHalf - t0) / 1e9
             + ",\"p95Seconds\":" + (t95 - t0) / 1e9 + "}");

@@ -30,7 +30,7 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
   --bootstrap H:P       use this broker (the Java tools come from the launcher's jars)
   --out DIR             where results.json, report.md, chart.svg go (default packages/bench/results)
   --json FILE           also write the results JSON to FILE
-  --reps N              measured passes per client and scenario, after one warm-up pass (default 5, quick 1)
+  --reps N              measured passes per client and scenario, after the warm-up passes (one, and in full runs as many more as fill 1.5 s, 6 s for Java) (default 5, quick 1)
   --clients a,b         only these families or variants: kwire,kwire-nocrc,kafkajs,platformatic,rdkafka,
                         java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)

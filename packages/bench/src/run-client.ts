@@ -9,11 +9,12 @@
 // the clients that need one), and prints { passes: [report, ...] } with every pass marked
 // warm-up or measured. Modules are loaded, code is compiled and the allocator is warm after the
 // first pass: what a long-running consumer sees. Every client, the ceiling included, is measured
-// this way.
+// this way; `warmupSeconds` makes the warm-up last that long too (passes.ts).
 //
 // `kwire` without a mode is the original multi-pass runner (runKwire: the memory test and the
 // benchmark's RSS soak); with a mode it is kwireClient, like the others.
 import type { ClientOptions, ClientReport } from './clients/common.js';
+import { runPasses } from './passes.js';
 
 type Runner = (o: ClientOptions) => Promise<unknown>;
 const runners: Record<string, () => Promise<Runner>> = {
@@ -29,11 +30,6 @@ const runners: Record<string, () => Promise<Runner>> = {
   rdkafka: async () => (await import('./clients/rdkafka.js')).rdkafkaClient,
 };
 
-export interface PassReport extends ClientReport {
-  pass: number;
-  warmup: boolean;
-}
-
 const [client, json] = process.argv.slice(2);
 const options = JSON.parse(json ?? '{}') as ClientOptions;
 const load = runners[client ?? ''];
@@ -43,15 +39,8 @@ if (!load) {
 }
 const runner = await load();
 if (options.measuredPasses) {
-  const warmup = options.warmupPasses ?? 1;
-  const passes: PassReport[] = [];
-  for (let pass = 0; pass < warmup + options.measuredPasses; pass++) {
-    const r = (await runner({ ...options, pass, groupId: `${options.groupId ?? `bench-${client}-${process.pid}-${Date.now().toString(36)}`}-p${pass}` })) as ClientReport;
-    passes.push({ ...r, pass, warmup: pass < warmup });
-    // A pass that failed makes the later ones meaningless: stop there. (A share-group member reads
-    // its part of the topic: the orchestrator checks the members' sum.)
-    if (r.error || (options.mode !== 'share' && r.records !== options.records)) break;
-  }
+  const groupBase = options.groupId ?? `bench-${client}-${process.pid}-${Date.now().toString(36)}`;
+  const passes = await runPasses({ ...options, measuredPasses: options.measuredPasses }, async (pass) => (await runner({ ...options, pass, groupId: `${groupBase}-p${pass}` })) as ClientReport);
   process.stdout.write(`${JSON.stringify({ passes })}\n`);
 } else {
   const result = await runner(options);

@@ -67,6 +67,8 @@ export interface ClientOptions {
   settings?: Record<string, unknown>;
   /** Steady state (run-client.ts): passes over the topic in this process, each with a fresh consumer; the first `warmupPasses` are not reported as measured. */
   warmupPasses?: number;
+  /** Warm-up passes go on until this many seconds have passed too (a fast client's 0.3 s pass does not warm a JIT): the steady state is reached by time, not by a count. */
+  warmupSeconds?: number;
   measuredPasses?: number;
   /** Which pass this is (0-based), set by run-client for group ids and notes. */
   pass?: number;

@@ -73,7 +73,7 @@ export interface BenchJavaRun {
 
 export async function runBenchJava(
   target: KafkaTarget,
-  o: { topic: string; partitions: number; records: number; warmup: number; passes: number; touch: 'value' | 'full'; props?: Record<string, string> },
+  o: { topic: string; partitions: number; records: number; warmup: number; warmupSeconds?: number; passes: number; touch: 'value' | 'full'; props?: Record<string, string> },
 ): Promise<BenchJavaRun> {
   const dir = await classes(target);
   const label = `BenchJava consume ${o.topic}`;
@@ -89,6 +89,8 @@ export async function runBenchJava(
     String(o.records),
     '--warmup',
     String(o.warmup),
+    '--warmup-seconds',
+    String(o.warmupSeconds ?? 0),
     '--passes',
     String(o.passes),
     '--touch',

@@ -52,7 +52,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
   out.push(
     '## How to read this',
     '',
-    '- **Steady state.** Every throughput client reads the whole topic several times in one process (Java: one JVM): a warm-up pass, not counted, then the measured passes, each with a consumer of its own (a fresh group where the library needs one). kcat, a C program with nothing to warm, runs once per process, a warm-up run first. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.',
+    '- **Steady state.** Every throughput client reads the whole topic several times in one process (Java: one JVM): warm-up passes, not counted (at least one, and as many more as fill the warm-up time of the scenario when it has one: a pass of 0.3 s does not warm a JIT), then the measured passes, each with a consumer of its own (a fresh group where the library needs one). kcat, a C program with nothing to warm, runs once per process, a warm-up run first. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.',
     "- **records/s** counts the fetch phase: from the moment the client has its partitions (assign() resolved; group joined for kafkajs and @platformatic/kafka; Java: its seekToBeginning) to the last record delivered. kcat has no assignment to time from: its figure runs from its start. **with join rec/s** counts from the consumer's creation (connect, metadata, group join) to the last record.",
     "- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer's best setting in that scenario. The Java consumer runs with ConsumerPerformance's settings.",
     '- **Workloads.** Value-only scenarios (null keys, no headers) read each value and hash its length and first and last 8 bytes. **Full-touch** scenarios (`-full`) hold a 16-byte key and two headers per record, and every client reads the key, the value with every byte hashed, the headers, the offset and the timestamp.',
@@ -85,7 +85,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       out.push(
         `### ${s.title}`,
         '',
-        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
+        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (and more until ${s.warmupSeconds} s have passed; Java ${s.jvmWarmupSeconds ?? s.warmupSeconds} s)` : ''} + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
         '',
       );
       out.push(

@@ -24,6 +24,10 @@ export interface ScenarioInfo {
   repetitions: number;
   /** throughput and share: passes read first in the same process and not measured. */
   warmupPasses?: number;
+  /** throughput: warm-up passes go on until this many seconds have passed too (Node clients and Java; kcat has no JIT to warm). */
+  warmupSeconds?: number;
+  /** throughput: the same for the Java consumer's JVM, whose measured passes were still rising after 3 s (see plan.ts). */
+  jvmWarmupSeconds?: number;
   /** fairness: the backlog topic's records, record size and partitions (the live partition is `records` at `rate`). */
   backlogRecords?: number;
   backlogRecordSize?: number;
@@ -41,6 +45,8 @@ export interface RunRecord {
   scenario: string;
   client: string;
   rep: number;
+  /** throughput: the warm-up passes its process read before this one's series (more than warmupPasses when warmupSeconds asked for more). */
+  warmups?: number;
   status: RunStatus;
   reason?: string;
   records: number | null;

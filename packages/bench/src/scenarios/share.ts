@@ -16,7 +16,7 @@ import { spawnNodeClient, type NodeChild } from '../orchestrator/node-client.js'
 import type { LoadedTopic } from '../orchestrator/topics.js';
 import { SHARE_CLIENTS } from '../plan.js';
 import type { RunRecord, ScenarioInfo } from '../report/types.js';
-import type { PassReport } from '../run-client.js';
+import type { PassReport } from '../passes.js';
 import { availableClients, describe, failedRun, label, MIB, skippedRun, step, topicFor, type Ctx } from './context.js';
 
 export async function shareScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {

@@ -10,7 +10,7 @@ import { loadTopic, type LoadedTopic } from '../orchestrator/topics.js';
 import { allocClients, variantsFor, type ClientVariant } from '../plan.js';
 import { int } from '../report/table.js';
 import type { AllocRecord, RunRecord, ScenarioInfo } from '../report/types.js';
-import type { PassReport } from '../run-client.js';
+import type { PassReport } from '../passes.js';
 import { describe, failedRun, fromReport, label, MIB, rotate, skippedRun, step, type Ctx } from './context.js';
 
 const ALLOC_FLAGS = ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128'];
@@ -45,9 +45,13 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
   // Each variant runs all its passes in one process; the order changes from scenario to scenario.
   const order = rotate(variants, ctx.topics.size - 1);
   for (const v of order) {
-    step(ctx, `${s.id}: ${label(v.id)} (${v.setting}), ${s.warmupPasses ?? 1} warm-up + ${s.repetitions} measured passes`);
+    step(
+      ctx,
+      `${s.id}: ${label(v.id)} (${v.setting}), ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (at least ${v.program === 'java' ? (s.jvmWarmupSeconds ?? s.warmupSeconds) : s.warmupSeconds} s)` : ''} + ${s.repetitions} measured passes`,
+    );
     const runs = await variantRuns(ctx, s, loaded, v);
     ctx.runs.push(...runs);
+    if (runs[0]?.warmups !== undefined) progress.log(`  after ${runs[0].warmups} warm-up pass${runs[0].warmups === 1 ? '' : 'es'}`);
     for (const r of runs) progress.log(`  pass ${r.rep + 1}: ${describe(r)}`);
   }
   for (const client of allocClients(ctx.o.mode)) {
@@ -91,12 +95,14 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
   try {
     if (v.program === 'java') return await javaRuns(ctx, s, loaded, warmup);
     if (v.program === 'kcat') return await kcatRuns(ctx, s, loaded, v, warmup);
-    const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, measuredPasses: s.repetitions };
+    const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, warmupSeconds: s.warmupSeconds ?? 0, measuredPasses: s.repetitions };
     const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options, timeoutMs: 1_800_000 }).done) as unknown as { passes: PassReport[] };
     const runs: RunRecord[] = [];
+    const firstMeasured = out.passes.findIndex((p) => !p.warmup);
     for (const p of out.passes) {
-      const run = passRun(s, v.id, p);
+      const run = passRun(s, v.id, p, firstMeasured < 0 ? warmup : firstMeasured);
       if (p.warmup && run.status === 'ok') continue;
+      if (!p.warmup) run.warmups = firstMeasured;
       runs.push(run);
       if (run.status !== 'ok') break;
     }
@@ -108,8 +114,8 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
 }
 
 /** One pass of a Node client: CPU and GC of its fetch phase (the process's totals would count the earlier passes). */
-function passRun(s: ScenarioInfo, client: string, p: PassReport): RunRecord {
-  const measuredIndex = p.pass - (s.warmupPasses ?? 1);
+function passRun(s: ScenarioInfo, client: string, p: PassReport, warmupPasses: number): RunRecord {
+  const measuredIndex = p.pass - warmupPasses;
   const run = fromReport(s, client, Math.max(0, measuredIndex), p as ClientReport, s.records);
   run.cpuSeconds = p.fetchCpuSeconds;
   if (p.fetchGcMs !== undefined) run.gcMs = p.fetchGcMs;
@@ -118,13 +124,22 @@ function passRun(s: ScenarioInfo, client: string, p: PassReport): RunRecord {
 }
 
 async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: number): Promise<RunRecord[]> {
-  const j = await runBenchJava(ctx.target, { topic: loaded.topic, partitions: s.partitions, records: s.records, warmup, passes: s.repetitions, touch: s.touch ?? 'value' });
+  const j = await runBenchJava(ctx.target, {
+    topic: loaded.topic,
+    partitions: s.partitions,
+    records: s.records,
+    warmup,
+    warmupSeconds: s.jvmWarmupSeconds ?? s.warmupSeconds ?? 0,
+    passes: s.repetitions,
+    touch: s.touch ?? 'value',
+  });
   const runs: RunRecord[] = [];
+  const firstMeasured = j.passes.findIndex((p) => !p.warmup);
   for (const p of j.passes) {
     const run: RunRecord = {
       scenario: s.id,
       client: 'java',
-      rep: Math.max(0, p.pass - warmup),
+      rep: Math.max(0, p.pass - (firstMeasured < 0 ? warmup : firstMeasured)),
       status: 'ok',
       records: p.records,
       expectedRecords: s.records,
@@ -143,6 +158,7 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: 
     if (p.records !== s.records) Object.assign(run, { status: 'failed', reason: `${p.warmup ? 'warm-up pass: ' : ''}consumed ${p.records} records, expected ${s.records}` });
     else if (p.bytes !== s.records * s.recordSize) Object.assign(run, { status: 'failed', reason: `${p.bytes} value bytes, expected ${s.records * s.recordSize}` });
     if (p.warmup && run.status === 'ok') continue;
+    if (!p.warmup) run.warmups = firstMeasured;
     runs.push(run);
   }
   if (j.error) runs.push(failedRun(s, 'java', runs.length, j.error));

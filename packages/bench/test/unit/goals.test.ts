@@ -2,7 +2,7 @@
 // measured (the zero-allocation cursor until its client is wired).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildPlan } from '../../src/plan.js';
+import { buildPlan, FULL_JVM_WARMUP_SECONDS, FULL_WARMUP_SECONDS } from '../../src/plan.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, evaluateGoals, issue16Goals, symmetricCeiling } from '../../src/report/goals.js';
 import { markdownReport } from '../../src/report/markdown.js';
 import { summarize } from '../../src/report/summarize.js';
@@ -214,6 +214,9 @@ test('the full plan has the 100 B full-touch and fairness scenarios and a 10 GB 
   const f = full.scenarios.find((s) => s.id === '100B-12p-none-full');
   assert.ok(f);
   assert.is(f!.sweep, false);
+  // Warm-up by time in full runs (a fast client's pass is 0.2-0.4 s at 100 B); quick keeps one pass.
+  assert.ok(full.scenarios.filter((s) => s.kind === 'throughput').every((s) => s.warmupSeconds === FULL_WARMUP_SECONDS && s.jvmWarmupSeconds === FULL_JVM_WARMUP_SECONDS));
+  assert.ok(buildPlan('quick').scenarios.every((s) => !s.warmupSeconds));
   const fairness = full.scenarios.find((s) => s.kind === 'fairness')!;
   assert.is(fairness.backlogRecords, 1_000_000);
   const soak = full.scenarios.find((s) => s.kind === 'soak')!;

@@ -495,8 +495,8 @@ test('plans: full covers every size, partition count, codec and kind; quick is s
   assert.equal(
     full.scenarios.filter((s) => s.kind === 'share').map((s) => [s.id, s.members, s.topicOf, s.warmupPasses, s.repetitions]),
     [
-      ['share-1KB-12p-none-x1', 1, '1KB-12p-none', 1, 5],
-      ['share-1KB-12p-none-x3', 3, '1KB-12p-none', 1, 5],
+      ['share-1KB-12p-none-x1', 1, '1KB-12p-none', 1, 3],
+      ['share-1KB-12p-none-x3', 3, '1KB-12p-none', 1, 3],
     ],
   );
   const quick = buildPlan('quick');
