@@ -2,8 +2,9 @@
 // ones, each marked. Warm-up lasts at least `warmupPasses` passes and, with `warmupSeconds`, until
 // that long has passed since the first began: a pass of 0.2-0.4 s, a fast client at 100 B, does
 // not warm a JIT (the Java consumer's five measured passes after one such warm-up rose from 1.45M
-// to 2.42M records/s in the run of 7f6def1). Counted from the start, so that a slow client, whose
-// first pass alone is that long, reads no more than before: the time is the run's to spend.
+// to 2.42M records/s in the run of 7f6def1). Counted from the first pass's start, so that a slow
+// client, whose first pass alone lasts that long, reads no more passes than before (the full run
+// has 40 minutes to spend).
 // java/BenchJava.java's consume loop follows the same rule.
 import type { ClientOptions, ClientReport } from './clients/common.js';
 

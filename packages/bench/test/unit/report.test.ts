@@ -499,6 +499,12 @@ test('plans: full covers every size, partition count, codec and kind; quick is s
       ['share-1KB-12p-none-x3', 3, '1KB-12p-none', 1, 3],
     ],
   );
+  // --reps sets the share runs' passes too.
+  assert.ok(
+    buildPlan('full', 7)
+      .scenarios.filter((s) => s.kind === 'share')
+      .every((s) => s.repetitions === 7),
+  );
   const quick = buildPlan('quick');
   assert.not.ok(quick.scenarios.some((s) => s.kind === 'share'));
   assert.ok(quick.scenarios.every((s) => s.repetitions === 1 && s.records <= 200_000));
