@@ -121,6 +121,8 @@ export interface ClientReport {
   gcCount: number;
   /** Longest event-loop stall in the fetch phase (1 ms resolution). */
   maxEventLoopStallMs: number | null;
+  /** The longest single collection in the fetch phase (Node clients that use the measuring core). */
+  maxGcPauseMs?: number;
   /** p99 of the event loop's 1 ms timer samples in the fetch phase (issue 16: <= 2 ms). */
   p99EventLoopDelayMs?: number | null;
   /** The fetch phase's CPU split into user and system time (process.cpuUsage): where the CPU goes, kernel or JS. */
@@ -438,6 +440,7 @@ export class Run {
       gcMs: m.gcMs,
       fetchGcMs: m.gcMs,
       gcCount: m.gcCount,
+      maxGcPauseMs: m.gcMaxPauseMs,
       maxEventLoopStallMs: m.maxEventLoopStallMs,
       p99EventLoopDelayMs: this.loopDelay.count > 0 ? round2(this.loopDelay.percentile(99) / 1e6) : null,
       fetchCpuUserSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.user - this.cpu0.user) / 1e6) : null,

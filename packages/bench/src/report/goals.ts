@@ -248,7 +248,10 @@ export function issue16Goals(rows: readonly ResultRow[], scenarios: readonly Sce
       // The transport ceiling's figure on the same scenario: what the machine itself (the broker on
       // the same two cores, the scheduler, the socket reads) costs a Node process that decodes nothing.
       const c = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified)?.[g.field];
-      return { scenario: s.id, value: v, words: `${v} ms${c === null || c === undefined ? '' : ` (ceiling ${c} ms)`}` };
+      // kwire's longest single collection beside its largest stall: whether that stall can be a GC pause.
+      const gc = g.field === 'maxEventLoopStallMs' ? kw(s)?.maxGcPauseMs : undefined;
+      const notes = [c === null || c === undefined ? '' : `ceiling ${c} ms`, gc === null || gc === undefined ? '' : `kwire's longest GC pause ${gc} ms`].filter(Boolean);
+      return { scenario: s.id, value: v, words: `${v} ms${notes.length ? ` (${notes.join('; ')})` : ''}` };
     });
     goals.push(maxGoal(g.id, 16, g.text, g.target, figures, 'ms', 'no throughput scenario'));
   }

@@ -133,6 +133,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         gcMs: round(pick('gcMs'), 1),
         allocBytesPerRecord: alloc?.allocBytesPerRecord ?? null,
         maxEventLoopStallMs: round(pick('maxEventLoopStallMs')),
+        maxGcPauseMs: round(median(use.map((r) => r.maxGcPauseMs ?? null))),
         p99EventLoopDelayMs: round(median(use.map((r) => r.p99EventLoopDelayMs ?? null))),
         cpuUserSeconds: round(median(use.map((r) => r.cpuUserSeconds ?? null))),
         cpuSystemSeconds: round(median(use.map((r) => r.cpuSystemSeconds ?? null))),

@@ -70,6 +70,8 @@ export interface RunRecord {
   peakRssMb: number | null;
   gcMs: number | null;
   maxEventLoopStallMs: number | null;
+  /** The longest single GC pause in the fetch phase (kwire and the Node clients; null when not measured). */
+  maxGcPauseMs?: number | null;
   /** p99 of the event loop's 1 ms samples in the fetch phase (Node clients). */
   p99EventLoopDelayMs?: number | null;
   /** The fetch phase's CPU, user and system apart (Node clients). */
@@ -143,6 +145,8 @@ export interface ResultRow {
   gcMs: number | null;
   allocBytesPerRecord: number | null;
   maxEventLoopStallMs: number | null;
+  /** The longest single GC pause in the fetch phase (kwire and the Node clients; null when not measured). */
+  maxGcPauseMs?: number | null;
   p99EventLoopDelayMs?: number | null;
   cpuUserSeconds?: number | null;
   cpuSystemSeconds?: number | null;

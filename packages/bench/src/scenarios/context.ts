@@ -116,6 +116,7 @@ export function fromReport(s: ScenarioInfo, client: string, rep: number, r: Clie
     peakRssMb: r.peakRssMb,
     gcMs: r.gcMs,
     maxEventLoopStallMs: r.maxEventLoopStallMs,
+    maxGcPauseMs: r.maxGcPauseMs ?? null,
     p99EventLoopDelayMs: r.p99EventLoopDelayMs ?? null,
     cpuUserSeconds: r.fetchCpuUserSeconds ?? null,
     cpuSystemSeconds: r.fetchCpuSystemSeconds ?? null,

@@ -81,7 +81,7 @@ function rows(extraRuns: RunRecord[] = [], allocs: AllocRecord[] = []): ResultRo
     run('100B-12p-none-full', 'kwire', 2_400_000),
     run('100B-12p-none-full', 'java', 2_000_000),
     // 1 KB: 1.0M against 0.5M: 2x, missed by 20%; CPU 1.5x the ceiling's: the CPU goal's worst.
-    run('1KB-12p-none', 'kwire', 1_000_000, { cpuSeconds: 1.5, maxEventLoopStallMs: 7.5, p99EventLoopDelayMs: 2.5 }),
+    run('1KB-12p-none', 'kwire', 1_000_000, { cpuSeconds: 1.5, maxEventLoopStallMs: 7.5, maxGcPauseMs: 6.25, p99EventLoopDelayMs: 2.5 }),
     run('1KB-12p-none', 'java', 500_000),
     run('1KB-12p-none', 'ceiling', 1_500_000, { cpuSeconds: 1 }),
     // 10 KB lz4: 95k against the decompressing ceiling's 100k (the scanning one's 200k does not count).
@@ -142,6 +142,9 @@ test('issue 16: CPU per GB against the ceiling, every record size; stalls; alloc
   const stall = by(goals, 'stall-max-5ms');
   assert.is(stall.value, 7.5);
   assert.match(stall.miss!, /missed by 2\.50 ms \(50% over\)/);
+  // The longest GC pause beside the largest stall, where it was measured; not on the p99 goal.
+  assert.match(stall.measured, /1KB-12p-none: 7\.5 ms \(ceiling [\d.]+ ms; kwire's longest GC pause 6\.25 ms\)/);
+  assert.not.match(by(goals, 'stall-p99-2ms').measured, /GC pause/);
   assert.is(by(goals, 'stall-p99-2ms').value, 2.5);
   assert.is(by(goals, 'stall-p99-2ms').met, false);
   const alloc = by(goals, 'alloc-100b');
