@@ -518,38 +518,29 @@ test('share groups (KIP-932): ShareGroupHeartbeat v1 join/leave, ShareGroupDescr
     let got = acquiredOf(res);
     assert.ok(countOf(got) > 0, 'the first ShareFetch acquired records');
     for (const a of [...got.values()].flat()) assert.is(a.deliveryCount, 1);
-    note(got);
-    // ShareAcknowledge v1 accepts them (epoch 1).
-    const ack1 = await c.call(ApiKey.ShareAcknowledge, 1, { groupId, memberId, shareSessionEpoch: 1, topics: acks(got, 1) });
-    assert.is(ack1.errorCode, 0);
-    assert.ok(ack1.responses.every((t: { partitions: { errorCode: number }[] }) => t.partitions.every((p) => p.errorCode === 0)));
-    // v2: fetch more; release the first range acquired, which comes back with delivery count 2.
-    let epoch = 2;
-    // An answer may come back empty after its 500 ms wait (seen once in a clean-clone run): the
-    // session goes on with the next epoch until one acquires records (the records are there).
-    for (let tries = 0; ; tries++) {
-      res = await c.call(ApiKey.ShareFetch, 2, fetchBody(2, epoch++, { topics: [] }));
-      got = acquiredOf(res);
-      if (countOf(got) > 0) break;
-      assert.ok(tries < 10, 'ShareFetch v2 acquired nothing in 10 answers');
-    }
+    // ShareAcknowledge v1 (epoch 1) releases the first range acquired and accepts the rest. The
+    // release is made from this first answer because it is the one known to hold records: a
+    // later answer can be empty (CI saw ten in a row) when the first acquired whole batches.
     const [releasedPartition, [released]] = [...got][0]! as [number, Acquired[]];
     const rest = new Map([...got].map(([p, r]) => [p, p === releasedPartition ? r.slice(1) : r] as [number, Acquired[]]).filter(([, r]) => r.length));
     note(rest);
-    const ack2 = await c.call(ApiKey.ShareAcknowledge, 2, {
+    const ack1 = await c.call(ApiKey.ShareAcknowledge, 1, {
       groupId,
       memberId,
-      shareSessionEpoch: epoch++,
-      isRenewAck: false,
+      shareSessionEpoch: 1,
       topics: [...acks(new Map([[releasedPartition, [released!]]]), 2), ...acks(rest, 1)],
     });
-    assert.is(ack2.errorCode, 0);
+    assert.is(ack1.errorCode, 0, ack1.errorMessage ?? '');
+    assert.ok(ack1.responses.every((t: { partitions: { errorCode: number }[] }) => t.partitions.every((p) => p.errorCode === 0)));
+    let epoch = 2;
     // Fetch to the end, accepting each answer on the next request (piggybacked, as the Java client does).
     let pending = new Map<number, Acquired[]>();
     let redelivered = 0;
+    // v2 first: the released range is available again, so the first v2 answers hold records.
     for (let i = 0; i < 200 && accepted.size < RECORDS; i++) {
-      const v = 1 + (i % 2);
+      const v = 2 - (i % 2);
       res = await c.call(ApiKey.ShareFetch, v, fetchBody(v, epoch++, { topics: pending.size ? acks(pending, 1) : [] }));
+      assert.is(res.errorCode, 0, `ShareFetch v${v}: ${res.errorMessage ?? ''}`);
       pending = acquiredOf(res);
       for (const a of [...pending.values()].flat()) if (a.deliveryCount === 2) redelivered += Number(a.lastOffset - a.firstOffset + 1n);
       note(pending);
