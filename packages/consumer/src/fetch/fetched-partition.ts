@@ -195,7 +195,8 @@ export class FetchedPartition {
    * returns the offset after what it passed. A wire batch that starts at or after `from` and fits
    * in what is left of `max` is taken whole without decoding a record (the application's cursor or
    * `records` decodes it, once); only a batch the position is inside of, or that `max` cuts, is
-   * walked here, to find where its part starts or ends.
+   * walked here, by the records' lengths and offset deltas alone, to find where its part starts or
+   * ends (RecordCursor.skip: its records are decoded once too, by the reader).
    */
   private gather(spans: RecordSpan[], holds: BatchHold[], max: number, from: bigint): bigint {
     let nextOffset = from;
@@ -219,28 +220,19 @@ export class FetchedPartition {
         hold.finish();
         continue;
       }
-      // Offsets as deltas from the batch's base, in plain numbers: no bigint per record.
+      // Offsets as deltas from the batch's base, in plain numbers: no bigint per record. The
+      // records are passed by their lengths only (cursor.skip): the application's cursor or
+      // `records` decodes them, once.
       const base = batch.baseOffset;
-      const minDelta = nextOffset > base ? Number(nextOffset - base) : 0;
-      let lastDelta = -1;
-      let position = -1;
-      let index = 0;
-      let count = 0;
-      while (n < max && cursor.index < batch.recordCount) {
-        const at = cursor.position;
-        const r = cursor.next()!;
-        // A compressed batch comes whole even when the position is inside it.
-        if (r.offsetDelta < minDelta) continue;
-        if (count === 0) {
-          position = at;
-          index = cursor.index - 1;
-        }
-        count++;
-        n++;
-        lastDelta = r.offsetDelta;
-      }
+      // A compressed batch comes whole even when the position is inside it.
+      if (nextOffset > base) cursor.skipBefore(Number(nextOffset - base));
+      const position = cursor.position;
+      const index = cursor.index;
+      const count = Math.min(max - n, batch.recordCount - index);
       if (count > 0) {
+        const lastDelta = cursor.skip(count);
         spans.push({ batch, position, index, count });
+        n += count;
         nextOffset = base + BigInt(lastDelta + 1);
         hold.slices++;
         holds.push(hold);

@@ -458,6 +458,55 @@ export class RecordCursor {
     this.index = i + 1;
     return this.record;
   }
+
+  /**
+   * Moves past up to `count` records (fewer at the end of the batch) reading only each one's length,
+   * and returns the offsetDelta of the last one passed (-1 when none). Nothing else is read or
+   * checked: the consumer finds where max.poll.records cuts a batch
+   * this way, and the records are decoded, and checked, once, by whoever reads them. `record` is
+   * not moved (it still holds what next() last returned).
+   */
+  skip(count: number): number {
+    const batch = this.batch;
+    if (batch.isReleased) throw new RecordReleasedError(batch);
+    const data = batch.data!;
+    const dataEnd = batch.dataEnd;
+    const end = Math.min(batch.recordCount, this.index + count);
+    if (end <= this.index) return -1;
+    let from = this.from;
+    let last = from;
+    try {
+      // Only the lengths on the way; the last record's offsetDelta once, at the end.
+      for (let i = this.index; i < end; i++) {
+        last = from;
+        from = recordEnd(data, from, dataEnd, i);
+      }
+      const delta = offsetDeltaAt(data, last, dataEnd, end - 1);
+      this.from = from;
+      this.index = end;
+      return delta;
+    } catch (err) {
+      throw batch.fail(batch.inDecompressed(err));
+    }
+  }
+
+  /**
+   * Moves past the records whose offsetDelta is below `offsetDelta`, reading each one's length and
+   * offsetDelta only: those before a position inside the batch (a compressed batch comes whole).
+   */
+  skipBefore(offsetDelta: number): void {
+    const batch = this.batch;
+    if (batch.isReleased) throw new RecordReleasedError(batch);
+    const data = batch.data!;
+    try {
+      while (this.index < batch.recordCount && offsetDeltaAt(data, this.from, batch.dataEnd, this.index) < offsetDelta) {
+        this.from = recordEnd(data, this.from, batch.dataEnd, this.index);
+        this.index++;
+      }
+    } catch (err) {
+      throw batch.fail(batch.inDecompressed(err));
+    }
+  }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -580,6 +629,24 @@ function exactVarlong(buf: Buffer, from: number, to: number): number {
   for (let p = to - 1; p >= from; p--) u = (u << 7n) | BigInt(buf[p]! & 0x7f);
   const v = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
   return v > MAX_SAFE || v < -MAX_SAFE ? Number.NaN : Number(v);
+}
+
+/** Where the record at p ends: its length read and checked as readRecord checks it. */
+function recordEnd(buf: Buffer, p: number, end: number, index: number): number {
+  at = p;
+  const length = varint(buf, end, index, 'length', -1);
+  if (length < MIN_RECORD_SIZE - 1 || length > end - at) {
+    throw recordError('invalid-length', `record length ${length} (${end - at} bytes left, at least ${MIN_RECORD_SIZE - 1} needed)`, p, index, 'length', -1);
+  }
+  return at + length;
+}
+
+/** The offsetDelta of the record at p (its length checked first). */
+function offsetDeltaAt(buf: Buffer, p: number, end: number, index: number): number {
+  const bodyEnd = recordEnd(buf, p, end, index);
+  at++;
+  varlong(buf, bodyEnd, index, 'timestampDelta');
+  return varint(buf, bodyEnd, index, 'offsetDelta', -1);
 }
 
 /**

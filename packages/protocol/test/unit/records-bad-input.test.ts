@@ -488,6 +488,27 @@ test('negative lengths other than -1, lengths past the record, varints too long'
   }
 });
 
+test('RecordCursor.skip and skipBefore check the lengths they pass: a bad one is the same error next() gives, the cursor unmoved', () => {
+  // Records 0-2 fine, record 3's length runs past the batch; record 1's offsetDelta is 1.
+  const parts = [...rec(body(0)), ...rec(body(1)), ...rec(body(2)), ...zz(1000), 0, 0, 0, 1, 1, 0];
+  const batch = decodeRecordBatch(withPayload(parts, { count: 4 }));
+  const c = batch.cursor();
+  assert.is(c.skip(2), 1);
+  const err = protocolError(() => c.skip(5), 'records/3/length');
+  assert.is(err.reason, 'invalid-length');
+  assert.is(err.path, 'records/3/length');
+  // A failed batch stays failed, as after next(): the cursor did not move past record 2.
+  assert.is(c.index, 2);
+  assert.is(protocolError(() => batch.cursor().skipBefore(99)).path, 'records/3/length');
+  batch.release();
+  // A cursor of a released batch refuses, as next() does.
+  const good = decodeRecordBatch(withPayload([...rec(body(0)), ...rec(body(1))], { count: 2 }));
+  const held = good.cursor();
+  good.release();
+  assert.throws(() => held.skip(1), /released/);
+  assert.throws(() => held.skipBefore(1), /released/);
+});
+
 test('two-byte varints (the inline fast path): read exactly, never past the record they are in', () => {
   // Two-byte length, timestampDelta (negative), offsetDelta, key and value lengths.
   const value = Buffer.alloc(100, 0x61);

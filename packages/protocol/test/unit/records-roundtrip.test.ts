@@ -89,6 +89,23 @@ function checkBatch(buf: Buffer, input: RecordInput[], baseOffset: bigint, codec
     assert.is(r.valueString(), records[i]!.valueString());
   }
   assert.is(cursor.next(), null);
+  // skip(k) passes exactly the records k next() calls pass, and names the last one's offsetDelta;
+  // skipBefore(d) stops at the first record whose offsetDelta is at least d.
+  for (const k of new Set([0, 1, 2, input.length >> 1, input.length - 1, input.length, input.length + 5])) {
+    if (k < 0) continue;
+    const walked = batch.cursor();
+    for (let i = 0; i < Math.min(k, input.length); i++) walked.next();
+    const skipped = batch.cursor();
+    assert.is(skipped.skip(k), k === 0 || input.length === 0 ? -1 : records[Math.min(k, input.length) - 1]!.offsetDelta, `${codec} skip(${k})`);
+    assert.is(skipped.index, walked.index, `${codec} skip(${k}): index`);
+    assert.is(skipped.position, walked.position, `${codec} skip(${k}): position`);
+    assert.is(skipped.next()?.offsetDelta, walked.next()?.offsetDelta, `${codec} skip(${k}): the record after`);
+    if (k < input.length) {
+      const before = batch.cursor();
+      before.skipBefore(records[k]!.offsetDelta);
+      assert.is(before.index, k, `${codec} skipBefore(${records[k]!.offsetDelta})`);
+    }
+  }
   batch.release();
 }
 
