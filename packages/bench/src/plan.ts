@@ -128,6 +128,31 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
     config: { burn: true },
     optIn: true,
   },
+  // The worker-thread experiment (clients/split.ts): the same Fetch loop and cursor decode, the
+  // transport on the main thread or on a worker. Only with --clients.
+  {
+    id: 'split-main',
+    family: 'split-main',
+    program: 'split',
+    setting: "the ceiling's Fetch loop and the cursor's decode (CRC checked, every value digested) on the main thread (an experiment; only with --clients)",
+    optIn: true,
+  },
+  {
+    id: 'split-worker',
+    family: 'split-worker',
+    program: 'split',
+    setting: "the same Fetch loop on a worker thread, each answer's records transferred to the main thread and decoded there (an experiment; only with --clients)",
+    config: { worker: true },
+    optIn: true,
+  },
+  {
+    id: 'split-worker-crc',
+    family: 'split-worker-crc',
+    program: 'split',
+    setting: 'the same, with the CRCs checked on the worker (an experiment; only with --clients)',
+    config: { worker: true, workerCrc: true },
+    optIn: true,
+  },
 ];
 
 /** The variant of each family that is the library's defaults (as the bench ran it before). */

@@ -25,6 +25,7 @@ const runners: Record<string, () => Promise<Runner>> = {
   kafkajs: async () => (await import('./clients/kafkajs.js')).kafkajsClient,
   platformatic: async () => (await import('./clients/platformatic.js')).platformaticClient,
   ceiling: async () => (await import('./clients/ceiling.js')).ceilingClient,
+  split: async () => (await import('./clients/split.js')).splitClient,
   'kwire-fairness': async () => (await import('./clients/kwire-fairness.js')).kwireFairnessClient,
   'kwire-share': async () => (await import('./clients/kwire-share.js')).kwireShareClient,
   rdkafka: async () => (await import('./clients/rdkafka.js')).rdkafkaClient,

@@ -19,7 +19,7 @@
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
 import { BrokerPool, decodeResponseBody, LatencyWindow } from '@kwire/consumer';
 import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
-import type { Connection } from '@kwire/consumer';
+import type { Connection, ResponseFrameLease } from '@kwire/consumer';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 export async function ceilingClient(options: ClientOptions): Promise<ClientReport> {
@@ -37,38 +37,21 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
   // Send to answer of each Fetch, measured as kwire's consumer measures its own (fetchLatency).
   const latency = new LatencyWindow();
   try {
-    const boot = await pool.bootstrap();
-    const md = await boot.request(Metadata, { topics: [{ topicId: ZERO_UUID, name: options.topic }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
-    const topic = md.topics.find((t) => t.name === options.topic);
-    if (!topic || topic.errorCode !== 0) throw new Error(`topic ${options.topic} not in metadata (error ${topic?.errorCode})`);
-    const byLeader = new Map<number, number[]>();
-    for (const p of topic.partitions) {
-      let list = byLeader.get(p.leaderId);
-      if (!list) byLeader.set(p.leaderId, (list = []));
-      list.push(p.partitionIndex);
-    }
-    const connections = await Promise.all(
-      [...byLeader.keys()].map((node) => {
-        const b = md.brokers.find((x) => x.nodeId === node);
-        if (!b) throw new Error(`leader ${node} not among the brokers`);
-        return pool.get({ host: b.host, port: b.port, nodeId: node });
-      }),
-    );
+    const { topicId, leaders } = await connectLeaders(pool, options.topic);
     if (run.mode === 'latency') {
       // The latency floor: the same fetch loop, records decoded only for their timestamps.
-      if (connections.length !== 1) throw new Error('the latency floor expects one leader');
+      if (leaders.length !== 1) throw new Error('the latency floor expects one leader');
       run.ready();
-      await latencyFloor(run, connections[0]!, options.topic, topic.topicId, [...byLeader.values()][0]!);
+      await latencyFloor(run, leaders[0]!.connection, options.topic, topicId, leaders[0]!.partitions);
     } else {
       run.ready();
       const counts = await Promise.all(
-        [...byLeader.values()].map(async (partitions, i) => {
-          const conn = connections[i]!;
+        leaders.map(async ({ connection: conn, partitions }) => {
           const offsets = new Map<number, bigint>(partitions.map((p) => [p, 0n]));
           const ends = new Map<number, bigint>();
           let records = 0;
           const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
-          const send = () => ({ sentAt: performance.now(), lease: conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topic.topicId, pendingNow(), offsets), { timeoutMs: 30_500 }) });
+          const send = () => ({ sentAt: performance.now(), lease: conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topicId, pendingNow(), offsets), { timeoutMs: 30_500 }) });
           // The burning ceiling sends its next Fetch before it burns, as kwire sends its next one
           // before it decodes an answer (the early fetch); the others send after the scan.
           let early: ReturnType<typeof send> | null = null;
@@ -81,31 +64,23 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
             let got = 0;
             let toBurn = 0;
             try {
-              const res = decodeResponseBody(Fetch, lease);
-              if (res.errorCode !== 0) throw new Error(`Fetch error ${res.errorCode}`);
-              for (const t of res.responses) {
-                for (const pd of t.partitions) {
-                  if (pd.errorCode !== 0) throw new Error(`Fetch error ${pd.errorCode} on partition ${pd.partitionIndex}`);
-                  ends.set(pd.partitionIndex, pd.highWatermark);
-                  const records = pd.records;
-                  if (records === null || records.length === 0) continue;
-                  const scan = scanRecordBatches(records);
-                  if (scan.batches === 0) continue;
-                  wireBytes += scan.wholeBytes;
-                  toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;
-                  if (decompress) {
-                    const reader = readRecordBatches(records, { checkCrc: false });
-                    for (let b = reader.next(); b !== null; b = reader.next()) {
-                      // Loads (decompresses) the records without decoding them.
-                      decompressedBytes += b.recordsSizeInBytes;
-                      b.release();
-                    }
+              for (const { partition, records } of partitionsWithRecords(lease, ends)) {
+                const scan = scanRecordBatches(records);
+                if (scan.batches === 0) continue;
+                wireBytes += scan.wholeBytes;
+                toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;
+                if (decompress) {
+                  const reader = readRecordBatches(records, { checkCrc: false });
+                  for (let b = reader.next(); b !== null; b = reader.next()) {
+                    // Loads (decompresses) the records without decoding them.
+                    decompressedBytes += b.recordsSizeInBytes;
+                    b.release();
                   }
-                  const from = offsets.get(pd.partitionIndex)!;
-                  if (scan.nextOffset > from) {
-                    got += Number(scan.nextOffset - from);
-                    offsets.set(pd.partitionIndex, scan.nextOffset);
-                  }
+                }
+                const from = offsets.get(partition)!;
+                if (scan.nextOffset > from) {
+                  got += Number(scan.nextOffset - from);
+                  offsets.set(partition, scan.nextOffset);
                 }
               }
             } finally {
@@ -147,11 +122,51 @@ function burn(us: number): void {
 }
 
 /**
+ * The partitions of a Fetch answer that hold records bytes, each error code checked (an error
+ * throws) and each high watermark noted in `ends`.
+ */
+export function partitionsWithRecords(lease: ResponseFrameLease, ends: Map<number, bigint>): { partition: number; records: Buffer }[] {
+  const res = decodeResponseBody(Fetch, lease);
+  if (res.errorCode !== 0) throw new Error(`Fetch error ${res.errorCode}`);
+  const out: { partition: number; records: Buffer }[] = [];
+  for (const t of res.responses) {
+    for (const pd of t.partitions) {
+      if (pd.errorCode !== 0) throw new Error(`Fetch error ${pd.errorCode} on partition ${pd.partitionIndex}`);
+      ends.set(pd.partitionIndex, pd.highWatermark);
+      if (pd.records !== null && pd.records.length > 0) out.push({ partition: pd.partitionIndex, records: pd.records });
+    }
+  }
+  return out;
+}
+
+/** A connection to each leader of `topicName`'s partitions, with the partitions it leads. */
+export async function connectLeaders(pool: BrokerPool, topicName: string): Promise<{ topicId: string; leaders: { nodeId: number; connection: Connection; partitions: number[] }[] }> {
+  const boot = await pool.bootstrap();
+  const md = await boot.request(Metadata, { topics: [{ topicId: ZERO_UUID, name: topicName }], allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+  const topic = md.topics.find((t) => t.name === topicName);
+  if (!topic || topic.errorCode !== 0) throw new Error(`topic ${topicName} not in metadata (error ${topic?.errorCode})`);
+  const byLeader = new Map<number, number[]>();
+  for (const p of topic.partitions) {
+    let list = byLeader.get(p.leaderId);
+    if (!list) byLeader.set(p.leaderId, (list = []));
+    list.push(p.partitionIndex);
+  }
+  const leaders = await Promise.all(
+    [...byLeader].map(async ([nodeId, partitions]) => {
+      const b = md.brokers.find((x) => x.nodeId === nodeId);
+      if (!b) throw new Error(`leader ${nodeId} not among the brokers`);
+      return { nodeId, partitions, connection: await pool.get({ host: b.host, port: b.port, nodeId }) };
+    }),
+  );
+  return { topicId: topic.topicId, leaders };
+}
+
+/**
  * A full (sessionless) Fetch of `partitions` from their offsets, with the Java consumer's default
  * sizes and wait: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB, fetch.min.bytes 1,
  * fetch.max.wait.ms 500.
  */
-function fullFetch(topic: string, topicId: string, partitions: readonly number[], offsets: ReadonlyMap<number, bigint>): Input<FetchRequest> {
+export function fullFetch(topic: string, topicId: string, partitions: readonly number[], offsets: ReadonlyMap<number, bigint>): Input<FetchRequest> {
   return {
     replicaId: -1,
     maxWaitMs: 500,

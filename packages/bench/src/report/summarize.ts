@@ -15,6 +15,9 @@ export const CLIENT_LABELS: Record<string, string> = {
   ceiling: 'transport ceiling',
   'ceiling-decompress': 'transport ceiling, decompressing',
   'ceiling-burn': 'transport ceiling, burning CPU',
+  'split-main': 'experiment: transport and decode on the main thread',
+  'split-worker': 'experiment: transport on a worker thread',
+  'split-worker-crc': 'experiment: transport and CRC on a worker thread',
 };
 
 /** A client family or variant ("family@setting") in words. */

@@ -66,4 +66,31 @@ test('--quick: every client present verified; results.json, --json, report.md an
   console.log(`  quick run: ${results.durationSeconds} s; kwire ${kwire.recordsPerSec} records/s on ${kwire.scenario}`);
 });
 
+test('the worker-thread experiment (opt-in clients split-*): the transport on a worker, records decoded on the main thread, each checksum the one kwire computes; not run unless named', async () => {
+  const dir = join(out, 'split');
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [cli, '--quick', '--bootstrap', kafka.bootstrap, '--out', dir, '--scenarios', '100B-12p-lz4', '--clients', 'kwire,split-main,split-worker,split-worker-crc'],
+      { maxBuffer: 16 << 20, timeout: 300_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+  if (code !== 0) console.log(stderr.split('\n').slice(-40).join('\n'), stdout);
+  assert.is(code, 0);
+  const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as BenchResults;
+  const ran = results.results.filter((r) => r.status !== 'skipped');
+  // Throughput rows only (the alloc pass of kwire is a row of its own kind).
+  const rows = ran.filter((r) => r.kind === 'throughput');
+  assert.equal(rows.map((r) => [r.client, r.verified, r.reason ?? null]).sort(), [
+    ['kwire', true, null],
+    ['split-main', true, null],
+    ['split-worker', true, null],
+    ['split-worker-crc', true, null],
+  ]);
+  assert.ok(rows.every((r) => r.verification.includes('checksum') && r.recordsPerSec! > 0));
+  // In a run that does not name them, they do not run (the first test's --quick run).
+  assert.ok(!JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).results.some((r: { client: string; status: string }) => r.client.startsWith('split') && r.status !== 'skipped'));
+});
+
 test.run();
