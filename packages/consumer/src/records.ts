@@ -168,7 +168,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       const c = this.context;
       if (c.keyIsBuffer) {
         const data = this.bytes();
-        if (locate(this.wireBatch, data, this.position)) this.k = locatedKeyLength < 0 ? null : data.subarray(locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
+        if (locate(this.wireBatch, data, this.position)) this.k = locatedKeyLength < 0 ? null : this.wireBatch.viewOf(locatedKeyOffset, locatedKeyLength);
         else this.k = this.read().key;
       } else this.k = this.deserialize('key');
     }
@@ -183,7 +183,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       const at = this.valueOffset;
       // Strings straight from the batch bytes, without a Buffer view in between.
       if (c.valueIsString) this.v = this.valueLength < 0 ? null : data.toString('utf8', at, at + this.valueLength);
-      else if (c.valueIsBuffer) this.v = this.valueLength < 0 ? null : data.subarray(at, at + this.valueLength);
+      else if (c.valueIsBuffer) this.v = this.valueLength < 0 ? null : this.wireBatch.viewOf(at, this.valueLength);
       else this.v = this.deserialize('value');
     }
     return this.v as V;
@@ -262,7 +262,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     if (valueLength > 0) p += valueLength;
     at = p;
     const n = unzigzag(data);
-    return readHeaders(data, at, n);
+    return readHeaders(this.wireBatch, at, n);
   }
 
   keep(): KeptRecord<K, V> {
@@ -763,14 +763,14 @@ export class CursorRecord implements RecordPlace {
 
   /** A view of the key bytes, or null (allocates the view). */
   get key(): Buffer | null {
-    const data = this.data;
-    return this.keyLength < 0 ? null : data.subarray(this.keyOffset, this.keyOffset + this.keyLength);
+    if (this.batch.data === null) throw new RecordReleasedError(this.batch);
+    return this.keyLength < 0 ? null : this.batch.viewOf(this.keyOffset, this.keyLength);
   }
 
   /** A view of the value bytes, or null (allocates the view). */
   get value(): Buffer | null {
-    const data = this.data;
-    return this.valueLength < 0 ? null : data.subarray(this.valueOffset, this.valueOffset + this.valueLength);
+    if (this.batch.data === null) throw new RecordReleasedError(this.batch);
+    return this.valueLength < 0 ? null : this.batch.viewOf(this.valueOffset, this.valueLength);
   }
 
   /** The key as text (allocates the string only); null for a null key. */

@@ -100,6 +100,10 @@ function viaCursor(batch: ConsumerBatch, reuse?: BatchCursor): Seen[] {
 }
 
 function viaRecords(batch: ConsumerBatch): Seen[] {
+  for (const r of batch.records) {
+    // Keys, values and header values are Buffer views (RecordBatch.viewOf), Buffers to any check.
+    for (const v of [r.key, r.value, ...r.headers.map((h) => h.value)]) if (v !== null) assert.ok(Buffer.isBuffer(v) && (v as Buffer).constructor === Buffer);
+  }
   return batch.records.map((r) => ({
     offset: Number(r.offset),
     timestamp: r.timestamp,

@@ -1,6 +1,7 @@
 import { KafkaProtocolError, toProtocolError, type ProtocolErrorReason } from '../errors.js';
 import { COMPRESSION_TYPES, DEFAULT_MAX_DECOMPRESSED_BYTES, decompress, type CompressionType } from '../compression/index.js';
 import { defaultBufferPool, type BufferPool } from '../pool/buffer-pool.js';
+import { bufferView } from './buffer-view.js';
 import { crc32c } from './crc32c.js';
 import { parseControlRecord, type ControlRecord } from './control.js';
 import { RecordView, RecordReleasedError, type RecordPlace } from './record.js';
@@ -133,6 +134,9 @@ export class RecordBatch {
   dataStart: number;
   /** @internal */
   dataEnd: number;
+  /** @internal data's ArrayBuffer and where data starts in it, read once per batch for viewOf(). */
+  private dataArrayBuffer: ArrayBuffer | null = null;
+  private dataByteOffset = 0;
 
   private readonly source: Buffer;
   private readonly settings: DecodeSettings;
@@ -179,6 +183,8 @@ export class RecordBatch {
       this.data = source;
       this.dataStart = at + RECORD_BATCH_OVERHEAD;
       this.dataEnd = at + this.sizeInBytes;
+      this.dataArrayBuffer = source.buffer as ArrayBuffer;
+      this.dataByteOffset = source.byteOffset;
     } else {
       this.data = null;
       this.dataStart = 0;
@@ -347,8 +353,17 @@ export class RecordBatch {
     this.owned = null;
     this.ownedBy = null;
     this.data = null;
+    this.dataArrayBuffer = null;
     this.decoded = null;
     if (owned !== null && pool !== null) pool.release(owned);
+  }
+
+  /**
+   * @internal A Buffer view of data[start, start + length) (see buffer-view.ts): what record key
+   * and value getters hand out. The caller has checked that data is there (not released).
+   */
+  viewOf(start: number, length: number): Buffer {
+    return bufferView(this.dataArrayBuffer!, this.dataByteOffset + start, length);
   }
 
   /** Throws the batch's first failure, or RecordReleasedError after release. */
@@ -374,6 +389,8 @@ export class RecordBatch {
     this.data = out.buffer;
     this.dataStart = 0;
     this.dataEnd = out.length;
+    this.dataArrayBuffer = out.buffer.buffer as ArrayBuffer;
+    this.dataByteOffset = out.buffer.byteOffset;
     if (out.pool !== null) {
       this.owned = out.buffer;
       this.ownedBy = out.pool;

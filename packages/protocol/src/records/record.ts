@@ -118,16 +118,16 @@ export class RecordView {
 
   /** A view of the key bytes, or null. */
   get key(): Buffer | null {
-    const data = this.bytes();
+    this.bytes();
     if (this.keyLength < 0) return null;
-    return data.subarray(this.keyOffset, this.keyOffset + this.keyLength);
+    return this.batch.viewOf(this.keyOffset, this.keyLength);
   }
 
   /** A view of the value bytes, or null (a tombstone). */
   get value(): Buffer | null {
-    const data = this.bytes();
+    this.bytes();
     if (this.valueLength < 0) return null;
-    return data.subarray(this.valueOffset, this.valueOffset + this.valueLength);
+    return this.batch.viewOf(this.valueOffset, this.valueLength);
   }
 
   /** The key decoded as text (UTF-8 by default) without making a view first; null for a null key. */
@@ -146,7 +146,8 @@ export class RecordView {
 
   /** The headers, in order (keys may repeat). A new array on every call. */
   get headers(): RecordHeader[] {
-    return readHeaders(this.bytes(), this.headersOffset, this.headerCount);
+    this.bytes();
+    return readHeaders(this.batch, this.headersOffset, this.headerCount);
   }
 
   /** The batch's decoded bytes, or RecordReleasedError once it has been released. */
@@ -200,11 +201,13 @@ export interface RecordHeader {
 }
 
 /**
- * The `count` headers of a record starting at `at` in `data` (just after the header count), as a
- * new array: keys through the table of recent keys, values as views into `data`. For records the
- * decoder has checked already (RecordView, and the consumer's own record classes): no bounds checks.
+ * The `count` headers of a record starting at `at` in the batch's data (just after the header
+ * count), as a new array: keys through the table of recent keys, values as views into the data
+ * (RecordBatch.viewOf). For records of a batch not released, which the decoder has checked already
+ * (RecordView, and the consumer's own record classes): no bounds checks.
  */
-export function readHeaders(data: Buffer, at: number, count: number): RecordHeader[] {
+export function readHeaders(batch: RecordBatch, at: number, count: number): RecordHeader[] {
+  const data = batch.data!;
   const out = new Array<RecordHeader>(count);
   pos = at;
   for (let h = 0; h < count; h++) {
@@ -214,7 +217,7 @@ export function readHeaders(data: Buffer, at: number, count: number): RecordHead
     const valueLength = uvarintZigzag(data);
     let value: Buffer | null = null;
     if (valueLength >= 0) {
-      value = data.subarray(pos, pos + valueLength);
+      value = batch.viewOf(pos, valueLength);
       pos += valueLength;
     }
     out[h] = { key, value };

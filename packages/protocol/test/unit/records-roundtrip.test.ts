@@ -3,6 +3,7 @@
 // transactional and idempotent producers, LogAppendTime, delete horizons, several batches in one
 // fetch and a partial tail.
 import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { snappyCompressRaw } from '../../src/compression/index.js';
@@ -324,6 +325,30 @@ test('record views point into the fetch bytes (uncompressed) and into one pooled
   assert.is(buffers.size, 1);
   assert.is.not([...buffers][0], fetchBytes.buffer);
   zstd.release();
+});
+
+test('the views records hand out (key, value, header values) are Buffers in every way code can tell, over the batch bytes', () => {
+  for (const compression of ['none', 'lz4'] as const) {
+    const batch = decodeRecordBatch(encodeRecordBatch(variedRecords(20), { compression }), { pool });
+    const r = batch.records()[2]!;
+    const views = [r.key!, r.value!, r.headers[0]!.value!];
+    for (const v of views) {
+      assert.ok(Buffer.isBuffer(v) && v instanceof Buffer && v instanceof Uint8Array, compression);
+      assert.is(v.constructor, Buffer, 'the constructor is Buffer, as for the views Node makes');
+      assert.match(inspect(v), /^<Buffer /);
+      assert.is(JSON.stringify(v), JSON.stringify(Buffer.from(v)));
+      assert.ok(v.subarray(1).equals(Buffer.from(v).subarray(1)));
+    }
+    assert.is(r.key!.toString(), 'key-2');
+    assert.is(r.value!.toString(), r.valueString());
+    assert.is(r.headers[0]!.value!.toString(), 't2');
+    // Views, not copies: a byte written through one is in the batch's data.
+    const at = r.valueOffset;
+    r.value![0] = 0x5a;
+    assert.is(batch.data![at], 0x5a);
+    batch.release();
+    assert.throws(() => r.value, /released/);
+  }
 });
 
 test.run();
