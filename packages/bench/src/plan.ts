@@ -214,6 +214,17 @@ export const FULL_WARMUP_SECONDS = 1.5;
 /** The same for the Java consumer's JVM (see below). */
 export const FULL_JVM_WARMUP_SECONDS = 6;
 
+/** The least warm-up time a program gets on scenario `s` (seconds, 0 for none): the JVM its own, every other program the scenario's. */
+export function warmupSecondsFor(s: ScenarioInfo, program: string): number {
+  return (program === 'java' ? (s.jvmWarmupSeconds ?? s.warmupSeconds) : s.warmupSeconds) ?? 0;
+}
+
+/** How many warm-up passes came before the first measured one (`warmup`, the planned count, if none was measured). */
+export function warmupsBefore(passes: readonly { warmup: boolean }[], warmup: number): number {
+  const first = passes.findIndex((p) => !p.warmup);
+  return first < 0 ? warmup : first;
+}
+
 export function throughput(recordSize: number, partitions: number, compression: Codec, records: number, repetitions: number, touch: 'value' | 'full' = 'value', warmupPasses = 1): ScenarioInfo {
   return {
     id: `${sizeName(recordSize)}-${partitions}p-${compression}${touch === 'full' ? '-full' : ''}`,

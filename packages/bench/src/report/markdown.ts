@@ -1,6 +1,6 @@
 // The Markdown report (packages/bench/results/report.md): the run's context, the goals against
 // the measured figures, every table, the chart, the profiles and the notes on method.
-import { DEFAULT_VARIANT } from '../plan.js';
+import { DEFAULT_VARIANT, warmupSecondsFor } from '../plan.js';
 import { bestOf, ratio, ratioToBest } from './summarize.js';
 import { int, num, status } from './table.js';
 import type { BenchResults, ResultRow } from './types.js';
@@ -85,7 +85,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       out.push(
         `### ${s.title}`,
         '',
-        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (and more until ${s.warmupSeconds} s have passed; Java ${s.jvmWarmupSeconds ?? s.warmupSeconds} s)` : ''} + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
+        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (and more until ${warmupSecondsFor(s, 'node')} s have passed; Java ${warmupSecondsFor(s, 'java')} s)` : ''} + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
         '',
       );
       out.push(

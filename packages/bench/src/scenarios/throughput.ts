@@ -7,7 +7,7 @@ import { runBenchJava } from '../orchestrator/java.js';
 import { runKcat } from '../orchestrator/kcat.js';
 import { spawnNodeClient } from '../orchestrator/node-client.js';
 import { loadTopic, type LoadedTopic } from '../orchestrator/topics.js';
-import { allocClients, variantsFor, type ClientVariant } from '../plan.js';
+import { allocClients, variantsFor, warmupSecondsFor, warmupsBefore, type ClientVariant } from '../plan.js';
 import { int } from '../report/table.js';
 import type { AllocRecord, RunRecord, ScenarioInfo } from '../report/types.js';
 import type { PassReport } from '../passes.js';
@@ -45,10 +45,7 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
   // Each variant runs all its passes in one process; the order changes from scenario to scenario.
   const order = rotate(variants, ctx.topics.size - 1);
   for (const v of order) {
-    step(
-      ctx,
-      `${s.id}: ${label(v.id)} (${v.setting}), ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (at least ${v.program === 'java' ? (s.jvmWarmupSeconds ?? s.warmupSeconds) : s.warmupSeconds} s)` : ''} + ${s.repetitions} measured passes`,
-    );
+    step(ctx, `${s.id}: ${label(v.id)} (${v.setting}), ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (at least ${warmupSecondsFor(s, v.program)} s)` : ''} + ${s.repetitions} measured passes`);
     const runs = await variantRuns(ctx, s, loaded, v);
     ctx.runs.push(...runs);
     if (runs[0]?.warmups !== undefined) progress.log(`  after ${runs[0].warmups} warm-up pass${runs[0].warmups === 1 ? '' : 'es'}`);
@@ -95,14 +92,14 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
   try {
     if (v.program === 'java') return await javaRuns(ctx, s, loaded, warmup);
     if (v.program === 'kcat') return await kcatRuns(ctx, s, loaded, v, warmup);
-    const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, warmupSeconds: s.warmupSeconds ?? 0, measuredPasses: s.repetitions };
+    const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, warmupSeconds: warmupSecondsFor(s, v.program), measuredPasses: s.repetitions };
     const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options, timeoutMs: 1_800_000 }).done) as unknown as { passes: PassReport[] };
     const runs: RunRecord[] = [];
-    const firstMeasured = out.passes.findIndex((p) => !p.warmup);
+    const warmups = warmupsBefore(out.passes, warmup);
     for (const p of out.passes) {
-      const run = passRun(s, v.id, p, firstMeasured < 0 ? warmup : firstMeasured);
+      const run = passRun(s, v.id, p, warmups);
       if (p.warmup && run.status === 'ok') continue;
-      if (!p.warmup) run.warmups = firstMeasured;
+      if (!p.warmup) run.warmups = warmups;
       runs.push(run);
       if (run.status !== 'ok') break;
     }
@@ -129,17 +126,17 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: 
     partitions: s.partitions,
     records: s.records,
     warmup,
-    warmupSeconds: s.jvmWarmupSeconds ?? s.warmupSeconds ?? 0,
+    warmupSeconds: warmupSecondsFor(s, 'java'),
     passes: s.repetitions,
     touch: s.touch ?? 'value',
   });
   const runs: RunRecord[] = [];
-  const firstMeasured = j.passes.findIndex((p) => !p.warmup);
+  const warmups = warmupsBefore(j.passes, warmup);
   for (const p of j.passes) {
     const run: RunRecord = {
       scenario: s.id,
       client: 'java',
-      rep: Math.max(0, p.pass - (firstMeasured < 0 ? warmup : firstMeasured)),
+      rep: Math.max(0, p.pass - warmups),
       status: 'ok',
       records: p.records,
       expectedRecords: s.records,
@@ -158,7 +155,7 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: 
     if (p.records !== s.records) Object.assign(run, { status: 'failed', reason: `${p.warmup ? 'warm-up pass: ' : ''}consumed ${p.records} records, expected ${s.records}` });
     else if (p.bytes !== s.records * s.recordSize) Object.assign(run, { status: 'failed', reason: `${p.bytes} value bytes, expected ${s.records * s.recordSize}` });
     if (p.warmup && run.status === 'ok') continue;
-    if (!p.warmup) run.warmups = firstMeasured;
+    if (!p.warmup) run.warmups = warmups;
     runs.push(run);
   }
   if (j.error) runs.push(failedRun(s, 'java', runs.length, j.error));

@@ -2,7 +2,7 @@
 // measured (the zero-allocation cursor until its client is wired).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildPlan, FULL_JVM_WARMUP_SECONDS, FULL_WARMUP_SECONDS } from '../../src/plan.js';
+import { buildPlan, FULL_JVM_WARMUP_SECONDS, FULL_WARMUP_SECONDS, warmupSecondsFor, warmupsBefore } from '../../src/plan.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, evaluateGoals, issue16Goals, symmetricCeiling } from '../../src/report/goals.js';
 import { markdownReport } from '../../src/report/markdown.js';
 import { summarize } from '../../src/report/summarize.js';
@@ -220,6 +220,13 @@ test('the full plan has the 100 B full-touch and fairness scenarios and a 10 GB 
   // Warm-up by time in full runs (a fast client's pass is 0.2-0.4 s at 100 B); quick keeps one pass.
   assert.ok(full.scenarios.filter((s) => s.kind === 'throughput').every((s) => s.warmupSeconds === FULL_WARMUP_SECONDS && s.jvmWarmupSeconds === FULL_JVM_WARMUP_SECONDS));
   assert.ok(buildPlan('quick').scenarios.every((s) => !s.warmupSeconds));
+  // One rule for every program: the JVM its own time, every other program the scenario's.
+  assert.is(warmupSecondsFor(f!, 'java'), FULL_JVM_WARMUP_SECONDS);
+  assert.is(warmupSecondsFor(f!, 'kwire'), FULL_WARMUP_SECONDS);
+  assert.is(warmupSecondsFor(buildPlan('quick').scenarios[0]!, 'java'), 0);
+  // Warm-ups before the first measured pass; the planned count when no pass was measured.
+  assert.is(warmupsBefore([{ warmup: true }, { warmup: true }, { warmup: false }], 1), 2);
+  assert.is(warmupsBefore([{ warmup: true }], 1), 1);
   const fairness = full.scenarios.find((s) => s.kind === 'fairness')!;
   assert.is(fairness.backlogRecords, 1_000_000);
   const soak = full.scenarios.find((s) => s.kind === 'soak')!;
