@@ -479,9 +479,9 @@ export class RecordCursor {
   /**
    * Moves past up to `count` records (fewer at the end of the batch) reading only each one's length,
    * and returns the offsetDelta of the last one passed (-1 when none). Nothing else is read or
-   * checked: the consumer finds where max.poll.records cuts a batch
-   * this way, and the records are decoded, and checked, once, by whoever reads them. `record` is
-   * not moved (it still holds what next() last returned).
+   * checked: the consumer finds where max.poll.records cuts a batch this way, and the records are
+   * decoded, and checked, once, by whoever reads them. `record` is not moved (it still holds what
+   * next() last returned).
    */
   skip(count: number): number {
     const batch = this.batch;
