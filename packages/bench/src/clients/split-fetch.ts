@@ -16,8 +16,8 @@ export interface AnswerPart {
 /**
  * Fetches `partitions` of one leader from offset 0 to their high watermarks. Each answer's parts
  * (partitions with whole batches) go to `handle`, which owns the lease from then on and must release
- * it; the next Fetch is sent only once `handle`'s promise resolves (its backpressure) and the
- * previous one is answered. Resolves with the records fetched.
+ * it. The next Fetch is sent before `handle` is called (kwire's early Fetch); the one after it waits
+ * until `handle`'s promise resolves (its backpressure). Resolves with the records fetched.
  */
 export async function fetchToEnd(
   conn: Connection,
@@ -49,7 +49,16 @@ export async function fetchToEnd(
       throw err;
     }
     next = pending().length > 0 ? send() : null;
-    await handle(parts, lease);
+    try {
+      await handle(parts, lease);
+    } catch (err) {
+      // The Fetch already sent is answered into a pooled frame: give it back.
+      next?.then(
+        (l) => l.release(),
+        () => {},
+      );
+      throw err;
+    }
   }
   return records;
 }
