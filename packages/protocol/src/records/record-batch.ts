@@ -648,7 +648,7 @@ function exactVarlong(buf: Buffer, from: number, to: number): number {
   return v > MAX_SAFE || v < -MAX_SAFE ? Number.NaN : Number(v);
 }
 
-/** Where the record at p ends: its length read and checked as readRecord checks it. */
+/** Where the record at p ends (`at` is left just after its length): its length read and checked, for readRecord and for skipping. */
 function recordEnd(buf: Buffer, p: number, end: number, index: number): number {
   at = p;
   const length = varint(buf, end, index, 'length', -1);
@@ -672,13 +672,8 @@ function offsetDeltaAt(buf: Buffer, p: number, end: number, index: number): numb
  * must use up exactly the declared length (as the Java client checks).
  */
 function readRecord(rec: RecordPlace, buf: Buffer, p: number, end: number, index: number): number {
-  at = p;
-  const length = varint(buf, end, index, 'length', -1);
+  const bodyEnd = recordEnd(buf, p, end, index);
   const bodyStart = at;
-  if (length < MIN_RECORD_SIZE - 1 || length > end - bodyStart) {
-    throw recordError('invalid-length', `record length ${length} (${end - bodyStart} bytes left, at least ${MIN_RECORD_SIZE - 1} needed)`, p, index, 'length', -1);
-  }
-  const bodyEnd = bodyStart + length;
   const attributes = (buf[bodyStart]! << 24) >> 24;
   at = bodyStart + 1;
   const timestampDelta = varlong(buf, bodyEnd, index, 'timestampDelta');
@@ -728,7 +723,7 @@ function readRecord(rec: RecordPlace, buf: Buffer, p: number, end: number, index
     if (hv > 0) at += hv;
   }
   if (at !== bodyEnd) {
-    throw recordError('invalid-length', `record length ${length}, but its fields take ${at - bodyStart} bytes`, p, index, 'length', -1);
+    throw recordError('invalid-length', `record length ${bodyEnd - bodyStart}, but its fields take ${at - bodyStart} bytes`, p, index, 'length', -1);
   }
 
   rec.position = p;
