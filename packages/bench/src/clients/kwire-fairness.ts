@@ -6,11 +6,13 @@
 // "before" (the first warmupMs excluded), records produced between the resume and the backlog's
 // last record "during". BenchJava's `fairness` does the same with the Java consumer. kwire's
 // "during" is also split at the moment the record's Fetch answer arrived (ConsumerBatch.fetchedAt),
-// with the event loop's largest stall during the drain beside it: the miss is located, not guessed.
+// with the event loop's largest stall during the drain beside it, and (Linux) how long the main
+// thread ran and how long it waited for a CPU in each phase: the miss is located, not guessed.
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createConsumer } from '@kwire/consumer';
 import { LatencyHistogram, now, Run, type ClientOptions, type ClientReport } from './common.js';
-import type { LatencyFigures } from '../report/types.js';
+import type { CpuShare, LatencyFigures } from '../report/types.js';
 
 export async function kwireFairnessClient(options: ClientOptions): Promise<ClientReport> {
   const liveRecords = options.records;
@@ -37,6 +39,11 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
   let drainEnd = 0;
   let early = 0;
   let resumeTimer: NodeJS.Timeout | undefined;
+  let warmedTimer: NodeJS.Timeout | undefined;
+  /** The main thread's schedstat at the end of the warm-up, at the resume and at the drain's end. */
+  let atWarmed: Schedstat | undefined;
+  let atResume: Schedstat | undefined;
+  let atDrainEnd: Schedstat | undefined;
   // The event loop's largest stall during the drain, as Run and kwire perf measure it (a 1 ms
   // monitorEventLoopDelay histogram), enabled at the resume and disabled at the drain's end.
   const drainLoop = monitorEventLoopDelay({ resolution: 1 });
@@ -49,7 +56,9 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
       if (batch.topic === options.topic) {
         if (firstLiveAt === 0 && n > 0) {
           firstLiveAt = at;
+          warmedTimer = setTimeout(() => (atWarmed = schedstat()), warmupMs);
           resumeTimer = setTimeout(() => {
+            atResume = schedstat();
             consumer.resume(backlog);
             resumedAt = now();
             drainLoop.enable();
@@ -74,6 +83,7 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
         drained += n;
         if (drainEnd === 0 && drained >= backlogRecords) {
           drainEnd = at;
+          atDrainEnd = schedstat();
           drainLoop.disable();
         }
       }
@@ -83,6 +93,7 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
     run.error = `kwire: ${(err as Error).message}`;
   }
   clearTimeout(resumeTimer);
+  clearTimeout(warmedTimer);
   drainLoop.disable();
   const maxLoopStallMs = drainLoop.count > 0 ? drainLoop.max / 1e6 : 0;
   run.finish();
@@ -113,7 +124,12 @@ export async function kwireFairnessClient(options: ClientOptions): Promise<Clien
       backlogRecords: drained,
       drainSeconds,
       drainRecordsPerSec: drainSeconds > 0 ? Math.round(drained / drainSeconds) : 0,
-      split: { toAnswer: figures(duringToAnswer), inConsumer: figures(duringInConsumer), maxLoopStallMs: Math.round(maxLoopStallMs * 100) / 100 },
+      split: {
+        toAnswer: figures(duringToAnswer),
+        inConsumer: figures(duringInConsumer),
+        maxLoopStallMs: Math.round(maxLoopStallMs * 100) / 100,
+        ...(atWarmed && atResume && atDrainEnd ? { cpu: { before: share(atWarmed, atResume), during: share(atResume, atDrainEnd) } } : {}),
+      },
     },
   });
 }
@@ -123,4 +139,31 @@ function figures(h: LatencyHistogram): LatencyFigures {
   const max = Math.round(h.max * 1000) / 1000;
   const p = (q: number) => (h.count > 0 ? Math.min(h.percentile(q), max) : 0);
   return { count: h.count, p50: p(50), p99: p(99), p999: p(99.9), max };
+}
+
+/** The main thread's CPU time and run-queue wait so far (ms), with the wall clock; undefined off Linux. */
+interface Schedstat {
+  at: number;
+  runMs: number;
+  waitMs: number;
+}
+
+function schedstat(): Schedstat | undefined {
+  try {
+    // /proc/self/schedstat is the thread group leader's: the JS thread, not libuv's pool or V8's
+    // GC helpers. Fields: ns on a CPU, ns runnable but waiting for one, timeslices.
+    const [run, wait] = readFileSync('/proc/self/schedstat', 'utf8').split(' ');
+    const runMs = Number(run) / 1e6;
+    const waitMs = Number(wait) / 1e6;
+    return Number.isFinite(runMs) && Number.isFinite(waitMs) ? { at: now(), runMs, waitMs } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the main thread did between two readings, per second of wall clock. */
+function share(from: Schedstat, to: Schedstat): CpuShare {
+  const seconds = Math.max(1e-3, (to.at - from.at) / 1000);
+  const round = (ms: number) => Math.round(ms / seconds);
+  return { runMsPerSec: round(to.runMs - from.runMs), waitMsPerSec: round(to.waitMs - from.waitMs) };
 }

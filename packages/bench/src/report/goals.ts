@@ -4,7 +4,7 @@
 // on all of them: the weakest scenario is the figure reported. A scenario where kwire or the peer
 // did not verify cannot count for the goal (and is named).
 import { bestOf, ratioToBest } from './summarize.js';
-import type { GoalResult, ResultRow, ScenarioInfo } from './types.js';
+import type { CpuShare, GoalResult, ResultRow, ScenarioInfo } from './types.js';
 
 /** The flat-RSS criterion of the memory test: later passes within 10% + 32 MiB of the second. */
 export function rssFlat(rssByPassMb: readonly number[]): { settled: number; worst: number; allowance: number; flat: boolean } | null {
@@ -275,7 +275,7 @@ export function issue16Goals(rows: readonly ResultRow[], scenarios: readonly Sce
     lat.value = Math.round((f.during.p99 - f.before.p99) * 1000) / 1000;
     lat.measured = `${fair!.id}: p99 ${f.before.p99} ms before the drain (p50 ${f.before.p50}, ${f.before.count} records), ${f.during.p99} ms during it (p50 ${f.during.p50}, max ${f.during.max}, ${f.during.count} records; the drain: ${f.backlogRecords} records in ${f.drainSeconds} s)`;
     if (f.split)
-      lat.measured += `; where the time went during the drain (p99 of each part): ${f.split.toAnswer.p99} ms from CreateTime until the Fetch answer was read, ${f.split.inConsumer.p99} ms from there to the application (max ${f.split.inConsumer.max}), the consumer's largest event-loop stall during the drain ${f.split.maxLoopStallMs} ms`;
+      lat.measured += `; where the time went during the drain (p99 of each part): ${f.split.toAnswer.p99} ms from CreateTime until the Fetch answer was read, ${f.split.inConsumer.p99} ms from there to the application (max ${f.split.inConsumer.max}), the consumer's largest event-loop stall during the drain ${f.split.maxLoopStallMs} ms${cpuText(f.split.cpu)}`;
     const java = rows.find((r) => r.scenario === fair!.id && r.client === 'java' && r.verified)?.fairness;
     if (java) lat.measured += `; the Java consumer in the same probe: p99 ${java.before.p99} ms before, ${java.during.p99} ms during (drain ${java.drainSeconds} s)`;
     lat.met = lat.value <= 5;
@@ -379,4 +379,10 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
   } else rss.miss = soakRow ? `the soak run did not verify or has fewer than 3 passes: ${soakRow.reason ?? ''}` : 'no soak run';
   goals.push(rss);
   return [...goals, ...issue16Goals(rows, scenarios)];
+}
+
+/** The consumer's main thread on a CPU and waiting for one, before the drain and during it. */
+function cpuText(cpu: { before: CpuShare; during: CpuShare } | undefined): string {
+  if (!cpu) return '';
+  return `; its main thread ran ${cpu.during.runMsPerSec} ms and waited ${cpu.during.waitMsPerSec} ms for a CPU per second during the drain (before it: ${cpu.before.runMsPerSec} and ${cpu.before.waitMsPerSec})`;
 }

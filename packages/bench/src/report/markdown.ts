@@ -305,7 +305,19 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         'Where the "during" latency went (kwire: each record\'s Fetch answer is timed when it is read off the socket, `ConsumerBatch.fetchedAt`; medians over runs of each part apart, so they need not add up). "Until the answer" is the producer, the broker and the network, plus the consumer\'s own event loop until it read the answer: the largest stall of that loop during the drain is beside it.',
         '',
         mdTable(
-          ['client', 'p99 during', 'until the answer: p50', 'p99', 'max', 'in the consumer: p50', 'p99', 'max', 'largest loop stall during the drain, ms'],
+          [
+            'client',
+            'p99 during',
+            'until the answer: p50',
+            'p99',
+            'max',
+            'in the consumer: p50',
+            'p99',
+            'max',
+            'largest loop stall during the drain, ms',
+            'main thread waiting for a CPU, ms/s: before',
+            'during',
+          ],
           split.map((r) => {
             const x = r.fairness!.split!;
             return [
@@ -318,9 +330,11 @@ export function markdownReport(results: BenchResults, analysis?: string): string
               num(x.inConsumer.p99, 2),
               num(x.inConsumer.max, 2),
               num(x.maxLoopStallMs, 2),
+              x.cpu ? num(x.cpu.before.waitMsPerSec, 0) : '-',
+              x.cpu ? num(x.cpu.during.waitMsPerSec, 0) : '-',
             ];
           }),
-          [false, true, true, true, true, true, true, true, true],
+          [false, true, true, true, true, true, true, true, true, true, true],
         ),
         '',
       );

@@ -199,6 +199,14 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
               inConsumer: figures(split.map((x) => x.inConsumer)),
               maxLoopStallMs: round(median(split.map((x) => x.maxLoopStallMs)), 2)!,
             };
+          const cpu = split.map((x) => x.cpu).filter((x) => x !== undefined);
+          if (row.fairness.split && cpu.length === split.length && cpu.length > 0) {
+            const m = (k: 'before' | 'during', f: 'runMsPerSec' | 'waitMsPerSec') => round(median(cpu.map((x) => x[k][f])), 0)!;
+            row.fairness.split.cpu = {
+              before: { runMsPerSec: m('before', 'runMsPerSec'), waitMsPerSec: m('before', 'waitMsPerSec') },
+              during: { runMsPerSec: m('during', 'runMsPerSec'), waitMsPerSec: m('during', 'waitMsPerSec') },
+            };
+          }
         }
         row.runsValues = mine.map((r) => (r.status === 'ok' ? (r.fairness?.during.p99 ?? null) : null));
       }

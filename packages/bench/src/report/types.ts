@@ -106,9 +106,12 @@ export interface FairnessFigures {
    * CreateTime until the Fetch answer holding the record was read off the socket (the producer, the
    * broker, the network, and the consumer's event loop until it read the answer), `inConsumer` from
    * then until the application had it; `maxLoopStallMs`, the consumer's largest event-loop stall
-   * during the drain (1 ms timer): what of `toAnswer` can be the consumer's own.
+   * during the drain (1 ms timer): what of `toAnswer` can be the consumer's own. `cpu` (Linux):
+   * the consumer's main thread on a CPU and waiting for one, per second, before the drain and during it.
+   * On a machine with fewer cores than busy processes (the broker, the producer and the consumer
+   * on two), a record's latency includes that wait.
    */
-  split?: { toAnswer: LatencyFigures; inConsumer: LatencyFigures; maxLoopStallMs: number };
+  split?: { toAnswer: LatencyFigures; inConsumer: LatencyFigures; maxLoopStallMs: number; cpu?: { before: CpuShare; during: CpuShare } };
 }
 
 /** The allocation pass of a Node client on a scenario. */
@@ -226,4 +229,10 @@ export interface BenchResults {
   goals: GoalResult[];
   profiles: ProfileSummary[];
   notes: string[];
+}
+
+/** A thread's time on a CPU and runnable but waiting for one, in ms per second of wall clock. */
+export interface CpuShare {
+  runMsPerSec: number;
+  waitMsPerSec: number;
 }

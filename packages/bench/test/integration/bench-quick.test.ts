@@ -58,6 +58,13 @@ test('--quick: every client present verified; results.json, --json, report.md an
   const split = fair.fairness!.split!;
   assert.is(split.toAnswer.count, fair.fairness!.during.count, 'every "during" record split at its answer');
   assert.is(split.inConsumer.count, fair.fairness!.during.count);
+  if (process.platform === 'linux') {
+    // The main thread ran during the drain (it decoded 1 KB records), and a wait is never negative.
+    const cpu = split.cpu!;
+    assert.ok(cpu.during.runMsPerSec > 0 && cpu.before.runMsPerSec > 0, `schedstat figures: ${JSON.stringify(cpu)}`);
+    assert.ok(cpu.during.waitMsPerSec >= 0 && cpu.before.waitMsPerSec >= 0);
+    assert.ok(cpu.during.runMsPerSec <= 1050 && cpu.before.runMsPerSec <= 1050, 'one thread runs at most 1000 ms a second (the readings and their clock are microseconds apart)');
+  }
   assert.ok(split.toAnswer.p50 <= fair.fairness!.during.p50 + 1, 'the part until the answer is within the whole (fetchedAt is whole ms)');
   const md = readFileSync(join(out, 'report.md'), 'utf8');
   assert.match(md, /## Goals/);

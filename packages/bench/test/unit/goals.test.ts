@@ -71,6 +71,9 @@ function run(scenario: string, client: string, recordsPerSec: number | null, ext
 const lat = (p50: number, p99: number) => ({ count: 10_000, p50, p99, p999: p99 + 1, max: p99 + 2 });
 const fair = (before: number, during: number): FairnessFigures => ({ before: lat(1, before), during: lat(2, during), backlogRecords: 1_000_000, drainSeconds: 2, drainRecordsPerSec: 500_000 });
 
+/** The fairness client's schedstat figures (Linux): the main thread's CPU time and run-queue wait per second. */
+const CPU = { before: { runMsPerSec: 240, waitMsPerSec: 180 }, during: { runMsPerSec: 520, waitMsPerSec: 410 } };
+
 function rows(extraRuns: RunRecord[] = [], allocs: AllocRecord[] = []): ResultRow[] {
   const runs: RunRecord[] = [
     // 100 B: kwire 5M against Java at its best 2M: 2.5x, met.
@@ -88,7 +91,7 @@ function rows(extraRuns: RunRecord[] = [], allocs: AllocRecord[] = []): ResultRo
     run('10KB-12p-lz4', 'kwire', 95_000, { cpuSeconds: 1.2 }),
     run('10KB-12p-lz4', 'ceiling', 200_000, { cpuSeconds: 0.5 }),
     run('10KB-12p-lz4', 'ceiling-decompress', 100_000, { cpuSeconds: 1 }),
-    run('fairness-100B-1p', 'kwire', null, { fairness: { ...fair(5, 12), split: { toAnswer: lat(1, 9), inConsumer: lat(0.5, 3), maxLoopStallMs: 4.5 } } }),
+    run('fairness-100B-1p', 'kwire', null, { fairness: { ...fair(5, 12), split: { toAnswer: lat(1, 9), inConsumer: lat(0.5, 3), maxLoopStallMs: 4.5, cpu: CPU } } }),
     run('fairness-100B-1p', 'java', null, { fairness: fair(6, 150) }),
     run('soak-1KB', 'kwire', 1_000_000, { rssByPassMb: [120, 130, 131, 135], peakRssMb: 250 }),
     ...extraRuns,
@@ -171,7 +174,14 @@ test('issue 16: latency under load, RSS over 10 GB and the peak RSS cap', () => 
   assert.match(l.miss!, /missed by 2\.00 ms/);
   assert.match(l.measured, /the Java consumer in the same probe: p99 6 ms before, 150 ms during/);
   // kwire's "during" split at the Fetch answer's arrival; Java has no split (no fetchedAt).
-  assert.match(l.measured, /9 ms from CreateTime until the Fetch answer was read, 3 ms from there to the application \(max 5\), the consumer's largest event-loop stall during the drain 4\.5 ms/);
+  assert.match(
+    l.measured,
+    /9 ms from CreateTime until the Fetch answer was read, 3 ms from there to the application \(max 5\), the consumer's largest event-loop stall during the drain 4\.5 ms; its main thread ran 520 ms and waited 410 ms for a CPU per second during the drain \(before it: 240 and 180\)/,
+  );
+  // A run without schedstat (not Linux) says nothing of the CPU, rather than a zero.
+  const noCpu = summarize([run('fairness-100B-1p', 'kwire', null, { fairness: { ...fair(5, 12), split: { toAnswer: lat(1, 9), inConsumer: lat(0.5, 3), maxLoopStallMs: 4.5 } } })], [], scenarios);
+  assert.is(noCpu[0]!.fairness!.split!.cpu, undefined);
+  assert.not.match(by(issue16Goals(noCpu, scenarios), 'latency-under-load').measured, /waited/);
   assert.is(rows().find((r) => r.scenario === 'fairness-100B-1p' && r.client === 'java')!.fairness!.split, undefined);
   const flat = by(goals, 'flat-rss-10gb');
   assert.is(flat.met, true, '42 passes of 256 MB: 10.75 GB, flat');
@@ -209,7 +219,7 @@ test("both issues' goals in evaluateGoals and in the report", () => {
   assert.match(md, /\| #16 \| kwire >= 2x the Java consumer/);
   assert.match(md, /\| #7 \| kwire >= 3x kafkajs/);
   assert.match(md, /## Latency under load \(fairness\)/);
-  assert.match(md, /\| kwire \| 12\.00 \| 1\.00 \| 9\.00 \| 11\.00 \| 0\.50 \| 3\.00 \| 5\.00 \| 4\.50 \|/, 'the split table, kwire only');
+  assert.match(md, /\| kwire \| 12\.00 \| 1\.00 \| 9\.00 \| 11\.00 \| 0\.50 \| 3\.00 \| 5\.00 \| 4\.50 \| 180 \| 410 \|/, 'the split table, kwire only');
 });
 
 test('the full plan has the 100 B full-touch and fairness scenarios and a 10 GB soak; quick stays small', () => {
