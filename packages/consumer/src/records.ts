@@ -251,16 +251,9 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
     const data = this.bytes();
     if (!locate(this.wireBatch, data, this.position)) return this.read().headers;
     // After the key: the value's length and bytes, then the headers (all checked when made).
-    let p = locatedKeyOffset + Math.max(locatedKeyLength, 0);
-    let u = 0;
-    for (let shift = 0; ; shift += 7) {
-      const b = data[p++]!;
-      u |= (b & 0x7f) << shift;
-      if (b < 0x80) break;
-    }
-    const valueLength = (u >>> 1) ^ -(u & 1);
-    if (valueLength > 0) p += valueLength;
-    at = p;
+    at = locatedKeyOffset + Math.max(locatedKeyLength, 0);
+    const valueLength = unzigzag(data);
+    if (valueLength > 0) at += valueLength;
     const n = unzigzag(data);
     return readHeaders(this.wireBatch, at, n);
   }
@@ -763,14 +756,18 @@ export class CursorRecord implements RecordPlace {
 
   /** A view of the key bytes, or null (allocates the view). */
   get key(): Buffer | null {
-    if (this.batch.data === null) throw new RecordReleasedError(this.batch);
-    return this.keyLength < 0 ? null : this.batch.viewOf(this.keyOffset, this.keyLength);
+    return this.viewAt(this.keyOffset, this.keyLength);
   }
 
   /** A view of the value bytes, or null (allocates the view). */
   get value(): Buffer | null {
+    return this.viewAt(this.valueOffset, this.valueLength);
+  }
+
+  /** A view of `length` bytes at `offset` of the record's batch (null for -1), once the batch is known live. */
+  private viewAt(offset: number, length: number): Buffer | null {
     if (this.batch.data === null) throw new RecordReleasedError(this.batch);
-    return this.valueLength < 0 ? null : this.batch.viewOf(this.valueOffset, this.valueLength);
+    return length < 0 ? null : this.batch.viewOf(offset, length);
   }
 
   /** The key as text (allocates the string only); null for a null key. */

@@ -440,7 +440,7 @@ export class Run {
       gcMs: m.gcMs,
       fetchGcMs: m.gcMs,
       gcCount: m.gcCount,
-      maxGcPauseMs: m.gcMaxPauseMs,
+      maxGcPauseMs: m.maxGcPauseMs,
       maxEventLoopStallMs: m.maxEventLoopStallMs,
       p99EventLoopDelayMs: this.loopDelay.count > 0 ? round2(this.loopDelay.percentile(99) / 1e6) : null,
       fetchCpuUserSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.user - this.cpu0.user) / 1e6) : null,

@@ -64,7 +64,7 @@ export interface MeterSummary {
   gcMs: number;
   gcCount: number;
   /** The longest single collection in the window (ms): set against the longest stall, it says whether that stall can be a pause. */
-  gcMaxPauseMs: number;
+  maxGcPauseMs: number;
   /** Longest event-loop delay over the window (1 ms resolution: an idle loop shows about 1 ms). */
   maxEventLoopStallMs: number | null;
   /** Delivery - record timestamp, when records were given with timestamps. */
@@ -82,7 +82,7 @@ export class PerfMeter {
   bytes = 0;
   private gcMs = 0;
   private gcCount = 0;
-  private gcMaxMs = 0;
+  private maxGcMs = 0;
   private gcOpen = false;
   private readonly gc: PerformanceObserver;
   private readonly loop: IntervalHistogram;
@@ -99,7 +99,7 @@ export class PerfMeter {
         if (e.startTime < this.t0 || (this.cpu1 !== undefined && e.startTime > this.t1)) continue;
         this.gcMs += e.duration;
         this.gcCount++;
-        if (e.duration > this.gcMaxMs) this.gcMaxMs = e.duration;
+        if (e.duration > this.maxGcMs) this.maxGcMs = e.duration;
       }
     });
     this.gc.observe({ entryTypes: ['gc'] });
@@ -195,7 +195,7 @@ export class PerfMeter {
       peakRssMb: round(process.resourceUsage().maxRSS / 1024, 1),
       gcMs: round(this.gcMs, 1),
       gcCount: this.gcCount,
-      gcMaxPauseMs: round(this.gcMaxMs, 2),
+      maxGcPauseMs: round(this.maxGcMs, 2),
       maxEventLoopStallMs: this.maxStallMs,
       endToEnd: h.count > 0 ? { count: h.count, p50: h.percentile(50), p99: h.percentile(99), p999: h.percentile(99.9), max: round(h.max, 3) } : null,
     };

@@ -251,7 +251,7 @@ export function summaryText(r: PerfResult): string {
     `  end to end     ${e ? `p50 ${ms(e.p50)}, p99 ${ms(e.p99)}, p99.9 ${ms(e.p999)}, max ${e.max} ms (delivery - record timestamp)` : '-'}`,
     `  CPU            ${r.cpuSeconds.toFixed(2)} s (${r.cpuPercent}% of one core)`,
     `  peak RSS       ${r.peakRssMb.toFixed(0)} MiB`,
-    `  GC             ${r.gcMs.toFixed(0)} ms in ${r.gcCount} collections, the longest ${r.gcMaxPauseMs} ms`,
+    `  GC             ${r.gcMs.toFixed(0)} ms in ${r.gcCount} collections, the longest ${r.maxGcPauseMs} ms`,
     `  loop stall     ${r.maxEventLoopStallMs === null ? '-' : `${r.maxEventLoopStallMs} ms`} (longest event-loop delay)`,
     '',
   ].join('\n');

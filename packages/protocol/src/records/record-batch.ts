@@ -491,15 +491,12 @@ export class RecordCursor {
     const end = Math.min(batch.recordCount, this.index + count);
     if (end <= this.index) return -1;
     let from = this.from;
-    let last = from;
     try {
       // Only the lengths on the way; the last record's offsetDelta once, at the end.
-      for (let i = this.index; i < end; i++) {
-        last = from;
-        from = recordEnd(data, from, dataEnd, i);
-      }
-      const delta = offsetDeltaAt(data, last, dataEnd, end - 1);
-      this.from = from;
+      for (let i = this.index; i < end - 1; i++) from = recordEnd(data, from, dataEnd, i);
+      const next = recordEnd(data, from, dataEnd, end - 1);
+      const delta = offsetDeltaOf(data, next, end - 1);
+      this.from = next;
       this.index = end;
       return delta;
     } catch (err) {
@@ -516,8 +513,10 @@ export class RecordCursor {
     if (batch.isReleased) throw new RecordReleasedError(batch);
     const data = batch.data!;
     try {
-      while (this.index < batch.recordCount && offsetDeltaAt(data, this.from, batch.dataEnd, this.index) < offsetDelta) {
-        this.from = recordEnd(data, this.from, batch.dataEnd, this.index);
+      while (this.index < batch.recordCount) {
+        const next = recordEnd(data, this.from, batch.dataEnd, this.index);
+        if (offsetDeltaOf(data, next, this.index) >= offsetDelta) break;
+        this.from = next;
         this.index++;
       }
     } catch (err) {
@@ -658,10 +657,12 @@ function recordEnd(buf: Buffer, p: number, end: number, index: number): number {
   return at + length;
 }
 
-/** The offsetDelta of the record at p (its length checked first). */
-function offsetDeltaAt(buf: Buffer, p: number, end: number, index: number): number {
-  const bodyEnd = recordEnd(buf, p, end, index);
-  at++;
+/**
+ * The offsetDelta of the record whose body recordEnd() has just found (it starts at `at` and ends
+ * at bodyEnd): the length is read once, for the skip and for this.
+ */
+function offsetDeltaOf(buf: Buffer, bodyEnd: number, index: number): number {
+  at++; // attributes
   varlong(buf, bodyEnd, index, 'timestampDelta');
   return varint(buf, bodyEnd, index, 'offsetDelta', -1);
 }
