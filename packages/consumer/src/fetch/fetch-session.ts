@@ -40,14 +40,18 @@ const FINAL_EPOCH = -1;
 export class FetchSession {
   private sessionId = 0;
   private epoch = INITIAL_EPOCH;
-  /** What the broker holds for this session, as we last told it. */
-  private known = new Map<string, SessionPartition>();
+  /**
+   * What the broker holds for this session, as we last told it: the `covered` map of the last
+   * accepted request itself (never changed in place, so the answer being read keeps its own).
+   */
+  private known: ReadonlyMap<string, SessionPartition> = new Map();
   /** A broker that never creates sessions (sessions disabled, or its cache full): stay sessionless. */
   private sessionless = false;
 
   /** The next request for the partitions wanted now. */
   build(wanted: readonly SessionPartition[]): SessionRequest {
-    const next = new Map(wanted.map((p) => [p.key, p]));
+    const next = new Map<string, SessionPartition>();
+    for (const p of wanted) next.set(p.key, p);
     if (this.sessionId === 0 || this.sessionless) {
       return {
         sessionId: 0,
@@ -79,7 +83,7 @@ export class FetchSession {
 
   /** The broker answered `request` without a session error. */
   accepted(request: SessionRequest, responseSessionId: number): void {
-    this.known = new Map(request.covered);
+    this.known = request.covered;
     if (request.full) {
       if (responseSessionId === 0) {
         // Asked for a session and got none: the broker will not keep one for us; stay sessionless
@@ -100,7 +104,7 @@ export class FetchSession {
   reset(): void {
     this.sessionId = 0;
     this.epoch = INITIAL_EPOCH;
-    this.known.clear();
+    this.known = new Map();
     this.sessionless = false;
   }
 

@@ -82,6 +82,9 @@ interface AbortedTransaction {
   firstOffset: bigint;
 }
 
+/** What most answers carry (read_uncommitted, or no aborted transaction): one array for all. */
+const NO_ABORTED: readonly AbortedTransaction[] = [];
+
 export interface FetchedPartitionOptions {
   readCommitted: boolean;
   checkCrcs: boolean;
@@ -101,9 +104,10 @@ export interface FetchedPartitionOptions {
  */
 export class FetchedPartition {
   private readonly reader: RecordBatchReader;
-  private readonly aborted: AbortedTransaction[];
+  private readonly aborted: readonly AbortedTransaction[];
   private abortedIndex = 0;
-  private readonly abortedProducers = new Set<bigint>();
+  /** Producers whose aborted transaction has begun (read_committed only: made on the first). */
+  private abortedProducers: Set<bigint> | undefined;
   private hold: BatchHold | undefined;
   /**
    * Walks the current wire batch when it cannot be delivered whole (the position is inside it, or
@@ -128,7 +132,8 @@ export class FetchedPartition {
   ) {
     frame.retain();
     this.reader = readRecordBatches(records, { checkCrc: options.checkCrcs, pool: options.pool, maxDecompressedBytes: options.maxDecompressedBytes });
-    this.aborted = options.readCommitted && abortedTransactions ? [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : [];
+    this.aborted =
+      options.readCommitted && abortedTransactions?.length ? [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : NO_ABORTED;
     this.size = records.length;
     options.onBytes(this.size);
   }
@@ -263,8 +268,8 @@ export class FetchedPartition {
       if (this.options.readCommitted && batch.producerId >= 0n) {
         this.abortedUpTo(batch.lastOffset);
         if (batch.isControl) {
-          if (batch.controlType === ControlRecordType.ABORT) this.abortedProducers.delete(batch.producerId);
-        } else if (batch.isTransactional && this.abortedProducers.has(batch.producerId)) {
+          if (batch.controlType === ControlRecordType.ABORT) this.abortedProducers?.delete(batch.producerId);
+        } else if (batch.isTransactional && this.abortedProducers?.has(batch.producerId)) {
           state.position = batch.nextOffset;
           continue;
         }
@@ -287,7 +292,7 @@ export class FetchedPartition {
   /** Aborted transactions that started at or before `offset` now apply. */
   private abortedUpTo(offset: bigint): void {
     while (this.abortedIndex < this.aborted.length && this.aborted[this.abortedIndex]!.firstOffset <= offset) {
-      this.abortedProducers.add(this.aborted[this.abortedIndex++]!.producerId);
+      (this.abortedProducers ??= new Set()).add(this.aborted[this.abortedIndex++]!.producerId);
     }
   }
 

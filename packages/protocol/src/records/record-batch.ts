@@ -149,6 +149,8 @@ export class RecordBatch {
   private control: ControlRecord | null | undefined = undefined;
   private failure: KafkaProtocolError | null = null;
   private released = false;
+  /** nextOffset, once read. */
+  private nextOffsetOnce: bigint | undefined = undefined;
 
   /** @internal Use RecordBatchReader or decodeRecordBatch: the header at `at` must have been checked. */
   constructor(source: Buffer, at: number, decodeSettings: DecodeSettings) {
@@ -197,9 +199,9 @@ export class RecordBatch {
     return this.baseOffset + BigInt(this.lastOffsetDelta);
   }
 
-  /** lastOffset + 1: where the next fetch starts after this batch. */
+  /** lastOffset + 1: where the next fetch starts after this batch (one bigint, made on the first read). */
   get nextOffset(): bigint {
-    return this.baseOffset + BigInt(this.lastOffsetDelta + 1);
+    return (this.nextOffsetOnce ??= this.baseOffset + BigInt(this.lastOffsetDelta + 1));
   }
 
   /** First record's timestamp in ms (the delete horizon when hasDeleteHorizon); -1 for an empty batch. */
