@@ -4,6 +4,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { Consumer } from '../consumer.js';
 import { ConfigError } from '../errors.js';
+import { ShareConsumer, type ShareConsumerMetrics } from '../share-consumer.js';
 
 /** Attribute values as OpenTelemetry takes them. */
 export type OtelAttributes = Record<string, string | number | boolean>;
@@ -30,7 +31,7 @@ export interface OpenTelemetryBridgeOptions {
    * messaging.client.id, and messaging.consumer.group.name for a group member).
    */
   attributes?: OtelAttributes;
-  /** Instrument names start with this (default "kwire.consumer"). */
+  /** Instrument names start with this (default "kwire.consumer", "kwire.share_consumer" for a ShareConsumer). */
   prefix?: string;
 }
 
@@ -81,17 +82,10 @@ interface BatchMessage {
  * in the application (once per batch, by its first record, as metrics() counts them; attribute
  * messaging.destination.name), successful commits' duration and rebalances' duration.
  */
-export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown>, options: OpenTelemetryBridgeOptions): OpenTelemetryBridge {
-  const { meter } = options;
-  if (typeof meter?.createHistogram !== 'function' || typeof meter.addBatchObservableCallback !== 'function') {
-    throw new ConfigError('bridgeOpenTelemetry needs { meter }: an OpenTelemetry Meter (metrics.getMeter(...), or await openTelemetryMeter())');
-  }
-  const prefix = options.prefix ?? 'kwire.consumer';
-  const { clientId, groupId } = consumer.config;
-  const base: OtelAttributes = { 'messaging.system': 'kafka', 'messaging.client.id': clientId, ...(groupId ? { 'messaging.consumer.group.name': groupId } : {}), ...options.attributes };
-  const counter = (name: string, description: string, unit: string) => meter.createObservableCounter(`${prefix}.${name}`, { description, unit });
-  const gauge = (name: string, description: string, unit: string) => meter.createObservableGauge(`${prefix}.${name}`, { description, unit });
-  const histogram = (name: string, description: string) => meter.createHistogram(`${prefix}.${name}`, { description, unit: 'ms' });
+export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown> | ShareConsumer<unknown, unknown>, options: OpenTelemetryBridgeOptions): OpenTelemetryBridge {
+  const share = consumer instanceof ShareConsumer;
+  const { meter, base, counter, gauge, histogram } = instrumentsOf(options, share ? 'kwire.share_consumer' : 'kwire.consumer', consumer.config);
+  if (share) return bridgeShareConsumer(consumer, meter, base, counter, gauge);
 
   const recordsConsumed = counter('records.consumed', 'Records delivered to the application.', '{record}');
   const bytesFetched = counter('bytes.fetched', 'Record bytes fetched.', 'By');
@@ -193,13 +187,73 @@ export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown>, option
     ],
   ];
   for (const [name, listener] of listeners) subscribe(name, listener);
+  return bridgeClosing(meter, observe, observables, () => {
+    for (const [name, listener] of listeners) unsubscribe(name, listener);
+  });
+}
+
+type Instrument = (name: string, description: string, unit: string) => object;
+
+/** What both bridges start from: the checked meter, the attributes of every point, instrument makers. */
+function instrumentsOf(options: OpenTelemetryBridgeOptions, defaultPrefix: string, config: { readonly clientId: string; readonly groupId?: string | null }) {
+  const { meter } = options;
+  if (typeof meter?.createHistogram !== 'function' || typeof meter.addBatchObservableCallback !== 'function') {
+    throw new ConfigError('bridgeOpenTelemetry needs { meter }: an OpenTelemetry Meter (metrics.getMeter(...), or await openTelemetryMeter())');
+  }
+  const prefix = options.prefix ?? defaultPrefix;
+  const { clientId, groupId } = config;
+  const base: OtelAttributes = { 'messaging.system': 'kafka', 'messaging.client.id': clientId, ...(groupId ? { 'messaging.consumer.group.name': groupId } : {}), ...options.attributes };
+  const counter: Instrument = (name, description, unit) => meter.createObservableCounter(`${prefix}.${name}`, { description, unit });
+  const gauge: Instrument = (name, description, unit) => meter.createObservableGauge(`${prefix}.${name}`, { description, unit });
+  const histogram = (name: string, description: string) => meter.createHistogram(`${prefix}.${name}`, { description, unit: 'ms' });
+  return { meter, base, counter, gauge, histogram };
+}
+
+/** The acknowledgement types of ShareConsumerMetrics.acknowledged, each a value of one attribute. */
+const ACKNOWLEDGE_TYPES = ['accept', 'release', 'reject', 'gap', 'renew'] as const;
+
+/**
+ * A share group member's metrics (ShareConsumer.metrics(), one call per collection): counters of
+ * records acquired, redeliveries, acknowledgements (by `kwire.acknowledge.type`), acknowledgement
+ * errors, lock expiries, ShareFetch requests, share session resets and heartbeats; gauges of the
+ * records held and not settled, the assigned partitions and the member epoch. A share consumer
+ * sends no diagnostics_channel messages, so there are no histograms.
+ */
+function bridgeShareConsumer(consumer: ShareConsumer<unknown, unknown>, meter: OtelMeter, base: OtelAttributes, counter: Instrument, gauge: Instrument): OpenTelemetryBridge {
+  // Each instrument with the figure of metrics() it shows (every point with the base attributes).
+  const shown: [object, (m: ShareConsumerMetrics) => number][] = [
+    [counter('records.acquired', 'Records acquired from the share group (each delivery counts).', '{record}'), (m) => m.recordsAcquired],
+    [counter('redeliveries', 'Records acquired with a delivery count above 1.', '{record}'), (m) => m.redeliveries],
+    [counter('acknowledgement.errors', 'Records whose acknowledgement the broker refused.', '{record}'), (m) => m.acknowledgementErrors],
+    [counter('lock.expired', 'Records settled after their acquisition lock ran out (not sent: the broker had taken them back).', '{record}'), (m) => m.lockExpired],
+    [counter('fetches', 'ShareFetch requests sent.', '{request}'), (m) => m.fetches],
+    [counter('session.resets', 'Share sessions started again after an error.', '{session}'), (m) => m.sessionResets],
+    [counter('heartbeats', 'ShareGroupHeartbeat requests answered.', '{heartbeat}'), (m) => m.heartbeats],
+    [gauge('outstanding', 'Records acquired and not settled yet (held by the application or queued).', '{record}'), (m) => m.outstanding],
+    [gauge('assigned.partitions', 'Partitions assigned to this member.', '{partition}'), (m) => m.assignedPartitions],
+    [gauge('member.epoch', "The member's epoch in the share group (0 before it joined).", '{epoch}'), (m) => m.memberEpoch],
+  ];
+  const acknowledgements = counter('acknowledgements', 'Records acknowledged, by kwire.acknowledge.type (accept, release, reject, gap, renew).', '{record}');
+  const observables = [...shown.map(([instrument]) => instrument), acknowledgements];
+  const byType = new Map(ACKNOWLEDGE_TYPES.map((t) => [t, { ...base, 'kwire.acknowledge.type': t }]));
+  const observe: Parameters<OtelMeter['addBatchObservableCallback']>[0] = (result) => {
+    const m = consumer.metrics();
+    for (const [instrument, figure] of shown) result.observe(instrument, figure(m), base);
+    for (const t of ACKNOWLEDGE_TYPES) result.observe(acknowledgements, m.acknowledged[t], byType.get(t));
+  };
+  meter.addBatchObservableCallback(observe, observables);
+  return bridgeClosing(meter, observe, observables);
+}
+
+/** The bridge handed out: close() (once) removes the observable callback, then runs `also`. */
+function bridgeClosing(meter: OtelMeter, observe: Parameters<OtelMeter['addBatchObservableCallback']>[0], observables: object[], also?: () => void): OpenTelemetryBridge {
   let closed = false;
   return {
     close() {
       if (closed) return;
       closed = true;
       meter.removeBatchObservableCallback(observe, observables);
-      for (const [name, listener] of listeners) unsubscribe(name, listener);
+      also?.();
     },
   };
 }

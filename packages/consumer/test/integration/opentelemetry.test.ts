@@ -2,18 +2,20 @@
 // OpenTelemetry instruments, read back through the OpenTelemetry SDK's own MetricReader (the SDK is
 // a devDependency; @opentelemetry/api an optional peer). A second consumer reads the same topic at
 // the same time: the diagnostics_channel messages are the process's, and its batches must not show
-// in the first consumer's histograms.
+// in the first consumer's histograms. A share group member (KIP-932) through the same bridge, with
+// its own instruments.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { useKafka, type TestKafka } from '@kwire/broker';
-import { bridgeOpenTelemetry, createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
+import { bridgeOpenTelemetry, createConsumer, createShareConsumer, type Consumer, type ConsumerBatch, type ShareConsumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
+import { until } from './waits.js';
 
 let kafka: TestKafka;
 let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
+const open: (Consumer | ShareConsumer)[] = [];
 
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
@@ -120,6 +122,72 @@ test("a group member's lag, counts, commits, rebalances and latency histograms, 
     assert.ok(consumed === undefined || consumed.value === 30, `records.consumed after close(): ${consumed?.value}`);
     assert.is((point(after, 'kwire.consumer.record.broker_wait').value as { count: number }).count, batches, 'no histogram recording after close()');
     await it.return?.();
+  } finally {
+    bridge.close();
+    await provider.shutdown();
+  }
+});
+
+test("a share group member's acquisitions, acknowledgements by type, fetches and epoch, through the SDK's reader", async () => {
+  const topic = `otel-share-${run}`;
+  await producer.createTopics([topic]);
+  const reader = new TestReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  const groupId = `sg-${topic}`;
+  const c = createShareConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-share', groupId, fetchMaxWaitMs: 100, maxPollRecords: 5 });
+  open.push(c);
+  const bridge = bridgeOpenTelemetry(c, { meter: provider.getMeter('kwire-test'), attributes: { service: 'jobs' } });
+  try {
+    await c.subscribe([topic]);
+    await c.assigned(30_000);
+    // A new share group starts at the latest offset when it first fetches a partition: produce
+    // once the member has fetched (its second ShareFetch follows the first one's answer).
+    await until('the member fetched once', () => c.metrics().fetches >= 2, 30_000);
+    await producer.send(
+      topic,
+      0,
+      Array.from({ length: 20 }, (_, i) => ({ value: `s${i}` })),
+      { batchSize: 5 },
+    );
+    // Implicit mode: each batch is accepted when the loop asks for the next; the one the loop is
+    // left on is released.
+    let seen = 0;
+    for await (const batch of c) if ((seen += batch.records.length) >= 20) break;
+    await c.commitSync();
+
+    const metrics = await collect(reader);
+    const m = c.metrics();
+    const mine = { 'messaging.system': 'kafka', 'messaging.client.id': 'otel-share', 'messaging.consumer.group.name': groupId, service: 'jobs' };
+    assert.ok(m.recordsAcquired >= 20, `${m.recordsAcquired} acquired`);
+    assert.is(point(metrics, 'kwire.share_consumer.records.acquired', mine).value, m.recordsAcquired);
+    assert.is(metrics.get('kwire.share_consumer.records.acquired')!.descriptor.unit, '{record}');
+    assert.ok(m.acknowledged.accept > 0 && m.acknowledged.release > 0, JSON.stringify(m.acknowledged));
+    for (const type of ['accept', 'release', 'reject', 'gap', 'renew'] as const) {
+      assert.is(point(metrics, 'kwire.share_consumer.acknowledgements', { ...mine, 'kwire.acknowledge.type': type }).value, m.acknowledged[type], type);
+    }
+    assert.is(point(metrics, 'kwire.share_consumer.redeliveries').value, m.redeliveries);
+    assert.is(point(metrics, 'kwire.share_consumer.acknowledgement.errors').value, 0);
+    assert.is(point(metrics, 'kwire.share_consumer.lock.expired').value, 0);
+    assert.is(point(metrics, 'kwire.share_consumer.assigned.partitions').value, 1);
+    assert.is(point(metrics, 'kwire.share_consumer.member.epoch').value, m.memberEpoch);
+    assert.ok(m.memberEpoch > 0);
+    // Still fetching and heartbeating in the background: between the collection and metrics().
+    const fetches = point(metrics, 'kwire.share_consumer.fetches').value as number;
+    assert.ok(fetches >= 2 && fetches <= m.fetches, `fetches ${fetches} of ${m.fetches}`);
+    const heartbeats = point(metrics, 'kwire.share_consumer.heartbeats').value as number;
+    assert.ok(heartbeats >= 1 && heartbeats <= m.heartbeats, `heartbeats ${heartbeats} of ${m.heartbeats}`);
+    assert.ok(metrics.has('kwire.share_consumer.outstanding') && metrics.has('kwire.share_consumer.session.resets'));
+    assert.ok(!metrics.has('kwire.consumer.records.consumed'), 'no consumer instruments for a share consumer');
+
+    // After close(), the member is no longer observed.
+    bridge.close();
+    await producer.send(topic, 0, [{ value: 'after' }]);
+    for await (const batch of c) if (batch.records.length > 0) break;
+    await c.commitSync();
+    assert.ok(c.metrics().recordsAcquired > m.recordsAcquired);
+    const after = await collect(reader);
+    const acquired = after.get('kwire.share_consumer.records.acquired')?.dataPoints.find((d) => d.attributes['messaging.client.id'] === 'otel-share');
+    assert.ok(acquired === undefined || acquired.value === m.recordsAcquired, `records.acquired after close(): ${acquired?.value}`);
   } finally {
     bridge.close();
     await provider.shutdown();
