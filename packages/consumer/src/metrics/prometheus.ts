@@ -1,20 +1,36 @@
 import type { ConsumerMetrics } from '../consumer.js';
 import type { LatencySummary } from '../fetch/latency.js';
+import type { ShareConsumerMetrics } from '../share-consumer.js';
 
 /**
  * consumer.metrics() in the Prometheus text exposition format (version 0.0.4), for a /metrics
- * endpoint: counters, gauges, per-partition lag, and the latency summaries as quantiles.
+ * endpoint: counters, gauges, per-partition lag, and the latency summaries as quantiles. A share
+ * consumer's metrics() (ShareConsumerMetrics) give its counters and gauges instead, named
+ * kwire_share_consumer_* unless `prefix` says otherwise.
  *
  *   http.createServer((req, res) => res.end(prometheusText(consumer.metrics(), { client: 'billing' })));
  */
-export function prometheusText(m: ConsumerMetrics, labels: Readonly<Record<string, string>> = {}, prefix = 'kwire_consumer'): string {
+export function prometheusText(m: ConsumerMetrics | ShareConsumerMetrics, labels: Readonly<Record<string, string>> = {}, prefix?: string): string {
+  if (isShareMetrics(m)) return shareText(m, writer(labels, prefix ?? 'kwire_share_consumer'));
+  return consumerText(m, writer(labels, prefix ?? 'kwire_consumer'));
+}
+
+/** ShareConsumerMetrics, told apart by what only a share consumer counts. */
+function isShareMetrics(m: ConsumerMetrics | ShareConsumerMetrics): m is ShareConsumerMetrics {
+  return 'recordsAcquired' in m;
+}
+
+type Sample = [suffix: string, labels: [string, string][], value: number];
+
+/** Lines of one exposition: each metric's HELP and TYPE, then its samples with the base labels. */
+function writer(labels: Readonly<Record<string, string>>, prefix: string) {
   const out: string[] = [];
   const base = Object.entries(labels);
   const fmt = (extra: [string, string][] = []) => {
     const all = [...base, ...extra];
     return all.length ? `{${all.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}` : '';
   };
-  const metric = (name: string, type: 'counter' | 'gauge' | 'summary', help: string, samples: [string, [string, string][], number][]) => {
+  const metric = (name: string, type: 'counter' | 'gauge' | 'summary', help: string, samples: Sample[]) => {
     out.push(`# HELP ${prefix}_${name} ${help}`, `# TYPE ${prefix}_${name} ${type}`);
     for (const [suffix, extra, value] of samples) out.push(`${prefix}_${name}${suffix}${fmt(extra)} ${Number.isFinite(value) ? value : 0}`);
   };
@@ -26,6 +42,12 @@ export function prometheusText(m: ConsumerMetrics, labels: Readonly<Record<strin
       ['_sum', [], s.avgMs * s.count],
       ['_count', [], s.count],
     ]);
+  return { metric, summary, text: () => `${out.join('\n')}\n` };
+}
+
+type Writer = ReturnType<typeof writer>;
+
+function consumerText(m: ConsumerMetrics, { metric, summary, text }: Writer): string {
   metric('records_consumed_total', 'counter', 'Records delivered to the application.', [['', [], m.recordsConsumed]]);
   metric('records_consumed_rate', 'gauge', 'Records delivered per second over the last 30 s.', [['', [], m.recordsConsumedRate]]);
   metric('bytes_fetched_total', 'counter', 'Record bytes fetched.', [['', [], m.bytesFetched]]);
@@ -53,7 +75,31 @@ export function prometheusText(m: ConsumerMetrics, labels: Readonly<Record<strin
     summary('rebalance_latency_ms', 'From the start of a rebalance to the assignment.', m.group.rebalanceLatency);
     metric('last_heartbeat_seconds_ago', 'gauge', 'Seconds since a heartbeat last succeeded.', [['', [], (m.group.sinceLastHeartbeatMs ?? 0) / 1000]]);
   }
-  return `${out.join('\n')}\n`;
+  return text();
+}
+
+function shareText(m: ShareConsumerMetrics, { metric, text }: Writer): string {
+  const single: [name: string, type: 'counter' | 'gauge', help: string, value: number][] = [
+    ['records_acquired_total', 'counter', 'Records acquired from the share group (each delivery counts).', m.recordsAcquired],
+    ['redeliveries_total', 'counter', 'Records acquired with a delivery count above 1.', m.redeliveries],
+    ['acknowledgement_errors_total', 'counter', 'Records whose acknowledgement the broker refused.', m.acknowledgementErrors],
+    ['lock_expired_total', 'counter', 'Records settled after their acquisition lock ran out (not sent).', m.lockExpired],
+    ['fetches_total', 'counter', 'ShareFetch requests sent.', m.fetches],
+    ['session_resets_total', 'counter', 'Share sessions started again after an error.', m.sessionResets],
+    ['heartbeats_total', 'counter', 'ShareGroupHeartbeat requests answered.', m.heartbeats],
+    ['outstanding_records', 'gauge', 'Records acquired and not settled yet.', m.outstanding],
+    ['assigned_partitions', 'gauge', 'Partitions assigned to this member.', m.assignedPartitions],
+    ['member_epoch', 'gauge', "The member's epoch in the share group (0 before it joined).", m.memberEpoch],
+  ];
+  for (const [name, type, help, value] of single) metric(name, type, help, [['', [], value]]);
+  const types = ['accept', 'release', 'reject', 'gap', 'renew'] as const;
+  metric(
+    'acknowledgements_total',
+    'counter',
+    'Records acknowledged, by type.',
+    types.map((type) => ['', [['type', type]], m.acknowledged[type]]),
+  );
+  return text();
 }
 
 function splitTp(tp: string): [string, string][] {

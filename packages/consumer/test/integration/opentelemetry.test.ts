@@ -3,12 +3,12 @@
 // a devDependency; @opentelemetry/api an optional peer). A second consumer reads the same topic at
 // the same time: the diagnostics_channel messages are the process's, and its batches must not show
 // in the first consumer's histograms. A share group member (KIP-932) through the same bridge, with
-// its own instruments.
+// its own instruments (and its figures in Prometheus text).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { useKafka, type TestKafka } from '@kwire/broker';
-import { bridgeOpenTelemetry, createConsumer, createShareConsumer, type Consumer, type ConsumerBatch, type ShareConsumer } from '../../src/index.js';
+import { bridgeOpenTelemetry, createConsumer, createShareConsumer, prometheusText, type Consumer, type ConsumerBatch, type ShareConsumer } from '../../src/index.js';
 import { TestProducer } from './produce-helper.js';
 import { until } from './waits.js';
 
@@ -178,6 +178,11 @@ test("a share group member's acquisitions, acknowledgements by type, fetches and
     assert.ok(heartbeats >= 1 && heartbeats <= m.heartbeats, `heartbeats ${heartbeats} of ${m.heartbeats}`);
     assert.ok(metrics.has('kwire.share_consumer.outstanding') && metrics.has('kwire.share_consumer.session.resets'));
     assert.ok(!metrics.has('kwire.consumer.records.consumed'), 'no consumer instruments for a share consumer');
+    // The same figures in Prometheus text.
+    const text = prometheusText(m, { service: 'jobs' }).split('\n');
+    assert.ok(text.includes(`kwire_share_consumer_records_acquired_total{service="jobs"} ${m.recordsAcquired}`), text.join('\n'));
+    assert.ok(text.includes(`kwire_share_consumer_acknowledgements_total{service="jobs",type="release"} ${m.acknowledged.release}`));
+    assert.ok(text.includes(`kwire_share_consumer_member_epoch{service="jobs"} ${m.memberEpoch}`));
 
     // After close(), the member is no longer observed.
     bridge.close();
