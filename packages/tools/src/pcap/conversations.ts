@@ -19,6 +19,7 @@ import { decodeRequestFrame } from '@kwire/protocol';
 import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
 import type { Conversation } from '../decode/decoder.js';
 import { readPackets } from './reader.js';
+import { IpDefragmenter } from './ip-fragments.js';
 import { reassemble, type Reassembled, type Segment, tcpSegment } from './tcp.js';
 
 export interface PcapOptions {
@@ -96,8 +97,9 @@ export function conversationsFromPackets(packets: ReturnType<typeof readPackets>
   const ports = options.ports ?? DEFAULT_PORTS;
   const t0 = packets.length > 0 ? Math.min(...packets.map((p) => p.at)) : 0;
   const connections = new Map<string, Connection>();
+  const fragments = new IpDefragmenter();
   for (const p of packets) {
-    const s = tcpSegment(p);
+    const s = tcpSegment(p, fragments);
     if (!s) continue;
     s.at -= t0;
     const key = [s.src, s.dst].sort().join(' ');
@@ -107,6 +109,7 @@ export function conversationsFromPackets(packets: ReturnType<typeof readPackets>
     if (!list) c.sides.set(s.src, (list = []));
     list.push(s);
   }
+  notes.push(...fragments.notes());
   const conversations: Conversation[] = [];
   let n = 0;
   for (const c of [...connections.values()].sort((a, b) => a.first - b.first)) {

@@ -2,6 +2,7 @@
 // IPv4 and IPv6), and each direction of a connection put back together: segments ordered by
 // sequence number (wrapping at 2^32), retransmitted bytes taken once (the first copy), a hole
 // left by a lost packet ends the usable stream there.
+import { IPV6_FRAGMENT, type IpDefragmenter } from './ip-fragments.js';
 import type { Packet } from './reader.js';
 
 export interface Segment {
@@ -65,9 +66,12 @@ function ipv6Text(b: Buffer): string {
   return `[${parts.join(':').replace(/(^|:)0(:0)+(:|$)/, '::')}]`;
 }
 
-/** The TCP segment of a packet, or undefined (not TCP, a fragment, or cut short by the snap length). */
-export function tcpSegment(p: Packet): Segment | undefined {
-  const ip = ipOf(p);
+/**
+ * The TCP segment of a packet, or undefined (not TCP, cut short by the snap length, or an IP
+ * fragment: given `fragments`, the segment of the datagram this fragment completes).
+ */
+export function tcpSegment(p: Packet, fragments?: IpDefragmenter): Segment | undefined {
+  let ip = ipOf(p);
   if (!ip || ip.length < 20) return undefined;
   const version = ip[0]! >> 4;
   let tcp: Buffer;
@@ -75,11 +79,14 @@ export function tcpSegment(p: Packet): Segment | undefined {
   let dst: string;
   if (version === 4) {
     const ihl = (ip[0]! & 0x0f) * 4;
+    if (ip[9] !== 6 || ihl < 20 || ip.length < ihl) return undefined;
+    // A fragment (more-fragments flag or an offset): the datagram once its last piece is in.
+    if ((ip.readUInt16BE(6) & 0x3fff) !== 0) {
+      const whole = fragments?.ipv4(ip, ihl, p.index);
+      if (whole === undefined) return undefined;
+      ip = whole;
+    }
     const total = ip.readUInt16BE(2);
-    if (ip[9] !== 6 || ihl < 20) return undefined;
-    // Fragments (more-fragments flag or an offset) are not reassembled: loopback and LAN Kafka
-    // traffic is not fragmented (TCP segments fit the MTU).
-    if ((ip.readUInt16BE(6) & 0x3fff) !== 0) return undefined;
     // total length trims Ethernet padding; 0 is what TSO captures may show: then take what is there.
     const end = total === 0 ? ip.length : Math.min(total, ip.length);
     tcp = ip.subarray(ihl, end);
@@ -88,11 +95,22 @@ export function tcpSegment(p: Packet): Segment | undefined {
   } else if (version === 6) {
     if (ip.length < 40) return undefined;
     let next = ip[6]!;
+    let nextAt = 6;
     let at = 40;
-    // Skip hop-by-hop, routing and destination options headers.
-    while ((next === 0 || next === 43 || next === 60) && ip.length >= at + 8) {
-      next = ip[at]!;
-      at += (ip[at + 1]! + 1) * 8;
+    // Skip hop-by-hop, routing and destination options headers; a fragment header waits for the
+    // rest of its packet, which comes back without it.
+    for (;;) {
+      if ((next === 0 || next === 43 || next === 60) && ip.length >= at + 8) {
+        nextAt = at;
+        next = ip[at]!;
+        at += (ip[at + 1]! + 1) * 8;
+      } else if (next === IPV6_FRAGMENT && fragments !== undefined) {
+        const payloadEnd = ip.readUInt16BE(4) === 0 ? ip.length : Math.min(ip.length, 40 + ip.readUInt16BE(4));
+        const whole = fragments.ipv6(ip, nextAt, at, payloadEnd, p.index);
+        if (whole === undefined) return undefined;
+        ip = whole;
+        next = ip[nextAt]!;
+      } else break;
     }
     if (next !== 6) return undefined;
     const payloadLength = ip.readUInt16BE(4);

@@ -172,3 +172,66 @@ export function rawPcapFile(packets: { at: number; data: Buffer }[], linkType: n
   }
   return Buffer.concat(parts);
 }
+
+/**
+ * An Ethernet frame's IPv4 packet (as ethernet() builds it) cut into fragments: the IP payload in
+ * pieces of `sizes` bytes (multiples of 8 but the last; what is left after them goes in a final
+ * piece), each an Ethernet frame with the IP header's flags, fragment offset and length set.
+ */
+export function fragmentIpv4(frame: Buffer, sizes: number[], id = 0x1234): Buffer[] {
+  const eth = frame.subarray(0, 14);
+  const header = frame.subarray(14, 34);
+  return pieces(frame.subarray(34), sizes).map(({ offset, data, more }) => {
+    const h = Buffer.from(header);
+    h.writeUInt16BE(20 + data.length, 2);
+    h.writeUInt16BE(id, 4);
+    h.writeUInt16BE((more ? 0x2000 : 0) | (offset / 8), 6);
+    return Buffer.concat([eth, h, data]);
+  });
+}
+
+/** `payload` in pieces of `sizes` bytes (what is left after them in a last one). */
+function pieces(payload: Buffer, sizes: number[]): { offset: number; data: Buffer; more: boolean }[] {
+  const out: { offset: number; data: Buffer; more: boolean }[] = [];
+  for (let offset = 0, i = 0; offset < payload.length; i++) {
+    const n = Math.min(sizes[i] ?? payload.length, payload.length - offset);
+    out.push({ offset, data: payload.subarray(offset, offset + n), more: offset + n < payload.length });
+    offset += n;
+  }
+  return out;
+}
+
+function ip6(text: string): Buffer {
+  // Only the forms the tests use: '::1' or a full eight-group address.
+  if (text === '::1') return Buffer.concat([Buffer.alloc(15), Buffer.from([1])]);
+  return Buffer.from(text.split(':').flatMap((g) => [Number.parseInt(g, 16) >> 8, Number.parseInt(g, 16) & 0xff]));
+}
+
+/** A raw IPv6 packet (link type 101) of a TCP segment: the fixed header, then TCP. */
+export function rawIpv6(p: TcpPacket): Buffer {
+  const v4 = tcpIp(p);
+  const tcpAndPayload = v4.subarray(20);
+  const h = Buffer.alloc(40);
+  h.writeUInt32BE(0x60000000, 0);
+  h.writeUInt16BE(tcpAndPayload.length, 4);
+  h[6] = 6;
+  h[7] = 64;
+  ip6(p.src[0]).copy(h, 8);
+  ip6(p.dst[0]).copy(h, 24);
+  return Buffer.concat([h, tcpAndPayload]);
+}
+
+/** A raw IPv6 packet (as rawIpv6() builds it) cut into fragments with a fragment header each (RFC 8200 4.5). */
+export function fragmentIpv6(packet: Buffer, sizes: number[], id = 0xabcdef): Buffer[] {
+  const header = packet.subarray(0, 40);
+  return pieces(packet.subarray(40), sizes).map(({ offset, data, more }) => {
+    const h = Buffer.from(header);
+    h[6] = 44;
+    h.writeUInt16BE(8 + data.length, 4);
+    const frag = Buffer.alloc(8);
+    frag[0] = header[6]!;
+    frag.writeUInt16BE(offset | (more ? 1 : 0), 2);
+    frag.writeUInt32BE(id, 4);
+    return Buffer.concat([h, frag, data]);
+  });
+}

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { captureConversations, conversationsFromPackets, decodeConversation, type DecodedFrame, readPackets, reassemble, tcpSegment } from '../../src/index.js';
-import { connection, pcapFile, pcapngFile, type TcpPacket } from './pcap-builder.js';
+import { connection, ethernet, fragmentIpv4, fragmentIpv6, pcapFile, pcapngFile, rawIpv6, rawPcapFile, type TcpPacket } from './pcap-builder.js';
 
 const fixtures = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../../test-fixtures');
 
@@ -149,6 +149,98 @@ test('a lost packet ends the stream at the hole, with a note; a damaged file is 
   const cut = readPackets(file.subarray(0, file.length - 30));
   assert.ok(cut.notes.some((n) => n.includes('cut off')));
   assert.throws(() => readPackets(Buffer.from('not a capture file')), /not a pcap or pcapng file/);
+});
+
+/** Each packet of more than `over` payload bytes as fragments, in the order `order` gives. */
+function fragmented(packets: TcpPacket[], frame: (p: TcpPacket) => Buffer, cut: (b: Buffer, i: number) => Buffer[], over: number, order: (pieces: Buffer[]) => Buffer[]) {
+  const out: { at: number; data: Buffer }[] = [];
+  let cutCount = 0;
+  let pieces = 0;
+  packets.forEach((p) => {
+    const b = frame(p);
+    if ((p.payload?.length ?? 0) <= over) out.push({ at: p.at, data: b });
+    else {
+      const all = cut(b, cutCount++);
+      pieces += all.length;
+      for (const piece of order(all)) out.push({ at: p.at, data: piece });
+    }
+  });
+  return { frames: out, datagrams: cutCount, pieces };
+}
+
+test('IPv4 fragments put back together: out of order and duplicated, the same frames as unfragmented', () => {
+  const packets = connection({ client, broker, up: real.up, down: real.down, mss: 600 });
+  const whole = decodePcap(pcapFile(packets));
+  // Three pieces each (128, 128, the rest), the last first, the first twice.
+  const { frames, datagrams, pieces } = fragmented(
+    packets,
+    ethernet,
+    (b, i) => fragmentIpv4(b, [128, 128], 0x1000 + i),
+    300,
+    (all) => [...all.slice(1).reverse(), all[0]!, all[0]!],
+  );
+  assert.ok(datagrams >= 3, `${datagrams} datagrams fragmented`);
+  const { frames: got, notes } = decodePcap(rawPcapFile(frames, 1));
+  assert.equal(got.map(essence), whole.frames.map(essence));
+  assert.ok(notes.includes(`pcap: ${datagrams} fragmented IP datagrams put back together from ${pieces} fragments`), notes.join('\n'));
+  assert.ok(notes.includes(`pcap: ${datagrams} copies of fragments of datagrams already put together, left out`), notes.join('\n'));
+  assert.ok(!notes.some((n) => /missing|never/.test(n)), notes.join('\n'));
+});
+
+test('IPv6 fragments (fragment headers) put back together: the same frames as unfragmented', () => {
+  const v6client: [string, number] = ['::1', 51234];
+  const v6broker: [string, number] = ['::1', 9092];
+  const packets = connection({ client: v6client, broker: v6broker, up: real.up, down: real.down, mss: 600 });
+  const plain = decodePcap(
+    rawPcapFile(
+      packets.map((p) => ({ at: p.at, data: rawIpv6(p) })),
+      101,
+    ),
+  );
+  assert.ok(plain.frames.length > 3, 'the IPv6 capture decodes');
+  const { frames, datagrams, pieces } = fragmented(
+    packets,
+    rawIpv6,
+    (b, i) => fragmentIpv6(b, [200, 200], 0x10000 + i),
+    300,
+    (all) => [...all].reverse(),
+  );
+  assert.ok(datagrams >= 3, `${datagrams} datagrams fragmented`);
+  const { frames: got, notes } = decodePcap(rawPcapFile(frames, 101));
+  assert.equal(got.map(essence), plain.frames.map(essence));
+  assert.ok(notes.includes(`pcap: ${datagrams} fragmented IP datagrams put back together from ${pieces} fragments`), notes.join('\n'));
+});
+
+test('a fragment missing: the datagram is named as never completed and the stream ends at the hole; a fragment past 65,535 bytes is refused', () => {
+  const packets = connection({ client, broker, up: real.up, down: real.down, mss: 600 });
+  // The second datagram cut loses its middle fragment.
+  let seen = 0;
+  const { frames } = fragmented(
+    packets,
+    ethernet,
+    (b, i) => fragmentIpv4(b, [128, 128], 0x2000 + i),
+    300,
+    (all) => (seen++ === 1 ? [all[0]!, all[2]!] : all),
+  );
+  // And a fragment whose offset puts its end past what an IP datagram can hold.
+  const far = Buffer.from(frames[frames.length - 1]!.data);
+  far.writeUInt16BE(0x2000 | 8190, 20);
+  far.writeUInt16BE(0x7777, 18);
+  frames.push({ at: frames[frames.length - 1]!.at + 1, data: far });
+  const { conversations, notes } = decodePcap(rawPcapFile(frames, 1));
+  assert.ok(
+    notes.some((n) => /an IP datagram from packet \d+ never completed \(2 fragments, \d+ bytes; a middle fragment is not in the capture\)/.test(n)),
+    notes.join('\n'),
+  );
+  assert.ok(
+    notes.some((n) => /bytes missing from the capture at stream byte/.test(n)),
+    notes.join('\n'),
+  );
+  assert.ok(
+    notes.some((n) => /an IP fragment reaching byte \d+, past the 65535 a datagram can hold: left out/.test(n)),
+    notes.join('\n'),
+  );
+  assert.is(conversations.length, 1);
 });
 
 test('a real pcap of the committed fixture parses as tcpdump wrote it', () => {
