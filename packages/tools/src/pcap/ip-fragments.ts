@@ -4,7 +4,8 @@
 // there. Where fragments overlap, the bytes come from the one with the lower offset (the earlier
 // of two at the same offset), as TCP reassembly (tcp.ts) places segments.
 //
-// Bounded: a datagram is at most 65,535 bytes of payload (a fragment past that is refused), and
+// Bounded: a datagram is at most 65,535 bytes, its header included (a fragment past that is
+// refused: the length field of the rebuilt packet could not say more), and
 // the incomplete ones together hold at most MAX_PENDING_BYTES (the oldest is given up first).
 // What could not be completed is said in notes(), as is how many datagrams were put together.
 
@@ -52,11 +53,11 @@ export class IpDefragmenter {
     const end = total === 0 ? ip.length : Math.min(total, ip.length);
     const data = ip.subarray(ihl, end);
     const key = `4 ${ip.subarray(12, 20).toString('hex')} ${ip[9]} ${ip.readUInt16BE(4)}`;
-    const whole = this.add(key, (field & IPV4_OFFSET) * 8, data, (field & IPV4_MF) !== 0, (field & IPV4_OFFSET) === 0 ? ip.subarray(0, ihl) : undefined, packet);
+    const whole = this.add(key, ihl, (field & IPV4_OFFSET) * 8, data, (field & IPV4_MF) !== 0, (field & IPV4_OFFSET) === 0 ? ip.subarray(0, ihl) : undefined, packet);
     if (whole === undefined) return undefined;
     const header = Buffer.from(whole.header);
     header.writeUInt16BE(header.readUInt16BE(6) & ~(IPV4_MF | IPV4_OFFSET), 6);
-    header.writeUInt16BE(Math.min(0xffff, header.length + whole.payload.length), 2);
+    header.writeUInt16BE(header.length + whole.payload.length, 2);
     return Buffer.concat([header, whole.payload]);
   }
 
@@ -78,16 +79,19 @@ export class IpDefragmenter {
       header = Buffer.from(ip.subarray(0, at));
       header[nextAt] = ip[at]!;
     }
-    const whole = this.add(key, offset, ip.subarray(at + 8, end), more, header, packet);
+    // The payload length field counts from the end of the fixed header: the extension headers
+    // before the fragment header are part of what it must hold.
+    const whole = this.add(key, at - 40, offset, ip.subarray(at + 8, end), more, header, packet);
     if (whole === undefined) return undefined;
     const out = Buffer.concat([whole.header, whole.payload]);
-    out.writeUInt16BE(Math.min(0xffff, out.length - 40), 4);
+    out.writeUInt16BE(out.length - 40, 4);
     return out;
   }
 
-  private add(key: string, offset: number, data: Buffer, more: boolean, header: Buffer | undefined, packet: number): { header: Buffer; payload: Buffer } | undefined {
-    if (offset + data.length > MAX_DATAGRAM) {
-      this.givenUp.push(`packet ${packet}: an IP fragment reaching byte ${offset + data.length}, past the ${MAX_DATAGRAM} a datagram can hold: left out`);
+  /** `before`: the bytes in front of the payload that the rebuilt packet's length field also counts. */
+  private add(key: string, before: number, offset: number, data: Buffer, more: boolean, header: Buffer | undefined, packet: number): { header: Buffer; payload: Buffer } | undefined {
+    if (before + offset + data.length > MAX_DATAGRAM) {
+      this.givenUp.push(`packet ${packet}: an IP fragment reaching byte ${before + offset + data.length}, past the ${MAX_DATAGRAM} a datagram can hold: left out`);
       return undefined;
     }
     if (this.completed.has(key)) {
@@ -141,7 +145,7 @@ export class IpDefragmenter {
   }
 }
 
-/** The payload [0, total) from the parts when they cover all of it (the first copy of each byte), else undefined. */
+/** The payload [0, total) from the parts when they cover all of it (overlaps from the lower offset, as the file's header says), else undefined. */
 function contiguous(parts: { offset: number; data: Buffer }[], total: number): Buffer | undefined {
   const sorted = parts.map((p, i) => ({ ...p, i })).sort((a, b) => a.offset - b.offset || a.i - b.i);
   const chunks: Buffer[] = [];
