@@ -147,12 +147,7 @@ export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown> | Share
   const processing = histogram('record.processing', 'From delivery to release by the application (per batch).');
   const commitDuration = histogram('commit.duration', 'Successful commits from request to answer.');
   const rebalanceDuration = histogram('rebalance.duration', 'From the start of a rebalance to its assignment.');
-  const topicAttributes = new Map<string, OtelAttributes>();
-  const ofTopic = (topic: string) => {
-    let a = topicAttributes.get(topic);
-    if (a === undefined) topicAttributes.set(topic, (a = { ...base, 'messaging.destination.name': topic }));
-    return a;
-  };
+  const ofTopic = attributesWith(base, 'messaging.destination.name');
   // The channels are the process's: keep only this consumer's messages.
   const listeners: [string, (message: unknown) => void][] = [
     [
@@ -192,6 +187,16 @@ export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown> | Share
   });
 }
 
+/** `base` plus `name` set to a value, one object per value (made once, not per measurement). */
+function attributesWith(base: OtelAttributes, name: string): (value: string) => OtelAttributes {
+  const made = new Map<string, OtelAttributes>();
+  return (value) => {
+    let a = made.get(value);
+    if (a === undefined) made.set(value, (a = { ...base, [name]: value }));
+    return a;
+  };
+}
+
 type Instrument = (name: string, description: string, unit: string) => object;
 
 /** What both bridges start from: the checked meter, the attributes of every point, instrument makers. */
@@ -208,9 +213,6 @@ function instrumentsOf(options: OpenTelemetryBridgeOptions, defaultPrefix: strin
   const histogram = (name: string, description: string) => meter.createHistogram(`${prefix}.${name}`, { description, unit: 'ms' });
   return { meter, base, counter, gauge, histogram };
 }
-
-/** The acknowledgement types of ShareConsumerMetrics.acknowledged, each a value of one attribute. */
-const ACKNOWLEDGE_TYPES = ['accept', 'release', 'reject', 'gap', 'renew'] as const;
 
 /**
  * A share group member's metrics (ShareConsumer.metrics(), one call per collection): counters of
@@ -235,11 +237,12 @@ function bridgeShareConsumer(consumer: ShareConsumer<unknown, unknown>, meter: O
   ];
   const acknowledgements = counter('acknowledgements', 'Records acknowledged, by kwire.acknowledge.type (accept, release, reject, gap, renew).', '{record}');
   const observables = [...shown.map(([instrument]) => instrument), acknowledgements];
-  const byType = new Map(ACKNOWLEDGE_TYPES.map((t) => [t, { ...base, 'kwire.acknowledge.type': t }]));
+  // One attribute set per acknowledgement type, for the types metrics().acknowledged has.
+  const ofType = attributesWith(base, 'kwire.acknowledge.type');
   const observe: Parameters<OtelMeter['addBatchObservableCallback']>[0] = (result) => {
     const m = consumer.metrics();
     for (const [instrument, figure] of shown) result.observe(instrument, figure(m), base);
-    for (const t of ACKNOWLEDGE_TYPES) result.observe(acknowledgements, m.acknowledged[t], byType.get(t));
+    for (const [type, n] of Object.entries(m.acknowledged)) result.observe(acknowledgements, n, ofType(type));
   };
   meter.addBatchObservableCallback(observe, observables);
   return bridgeClosing(meter, observe, observables);

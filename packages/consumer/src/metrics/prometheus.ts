@@ -92,12 +92,11 @@ function shareText(m: ShareConsumerMetrics, { metric, text }: Writer): string {
     ['member_epoch', 'gauge', "The member's epoch in the share group (0 before it joined).", m.memberEpoch],
   ];
   for (const [name, type, help, value] of single) metric(name, type, help, [['', [], value]]);
-  const types = ['accept', 'release', 'reject', 'gap', 'renew'] as const;
   metric(
     'acknowledgements_total',
     'counter',
     'Records acknowledged, by type.',
-    types.map((type) => ['', [['type', type]], m.acknowledged[type]]),
+    Object.entries(m.acknowledged).map(([type, n]): Sample => ['', [['type', type]], n]),
   );
   return text();
 }
