@@ -211,7 +211,7 @@ export class FetchedPartition {
       const hold = this.hold!;
       const batch = hold.batch;
       const cursor = this.cursor!;
-      if (cursor.index === 0 && batch.baseOffset >= nextOffset && batch.recordCount <= max - n) {
+      if (cursor.index === 0 && batch.startsAtOrAfter(nextOffset) && batch.recordCount <= max - n) {
         // Whole: no record before the position, all of them within max.poll.records.
         if (batch.recordCount > 0) {
           spans.push({ batch, position: batch.dataStart, index: 0, count: batch.recordCount });

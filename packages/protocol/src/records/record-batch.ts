@@ -76,12 +76,6 @@ function int64Number(b: Buffer, o: number): number {
   return Number.isSafeInteger(v) ? v : Number.NaN;
 }
 
-/** An int64 as a bigint: one BigInt(number) when it is a safe integer (cheaper than readBigInt64BE). */
-function int64(b: Buffer, o: number): bigint {
-  const v = int64Number(b, o);
-  return Number.isNaN(v) ? b.readBigInt64BE(o) : BigInt(v);
-}
-
 /**
  * One record batch: its header fields, decoded when the batch is read, and its records, decoded
  * on the first call to records().
@@ -91,35 +85,34 @@ function int64(b: Buffer, o: number): bigint {
  * stored block) are views into the bytes it was read from. Either way the records are valid until
  * release(), and never longer than the source bytes. See pool/buffer-pool.ts.
  */
+/** A batch's int64 header fields exactly, kept only when one of them is outside the safe-integer range. */
+interface WideFields {
+  readonly baseOffset: bigint;
+  readonly baseTimestamp: bigint;
+  readonly maxTimestamp: bigint;
+  readonly producerId: bigint;
+}
+
 export class RecordBatch {
+  // The header fields are kept as numbers (small integers where V8 can store them in the object):
+  // a batch is made for each wire batch, which at 10 KB records is one per record, so each bigint
+  // or boxed number kept here was one more allocation per record. Bigints are made when asked for;
+  // the exact ones of int64 fields outside the safe-integer range are kept in `wide`.
+
   /** Where the batch starts in the buffer it was read from. */
   readonly byteOffset: number;
   /** The whole batch, header included: LOG_OVERHEAD + batchLength. */
   readonly sizeInBytes: number;
-  readonly baseOffset: bigint;
   /**
    * baseOffset as a number (NaN past Number.MAX_SAFE_INTEGER): offsets computed from it cost no
    * bigint, which is what lets a cursor read a record's offset without allocating.
    */
   readonly baseOffsetNumber: number;
-  readonly batchLength: number;
   readonly partitionLeaderEpoch: number;
   readonly magic: number;
-  /** The stored CRC-32C, unsigned. */
-  readonly crc: number;
   /** The raw attributes (int16). */
   readonly attributes: number;
-  readonly compression: CompressionType;
-  readonly timestampType: TimestampType;
-  readonly isTransactional: boolean;
-  readonly isControl: boolean;
-  /** baseTimestamp holds the delete horizon (set by the log cleaner, KIP-534). */
-  readonly hasDeleteHorizon: boolean;
   readonly lastOffsetDelta: number;
-  readonly baseTimestampBigInt: bigint;
-  readonly maxTimestampBigInt: bigint;
-  /** -1 when the producer is not idempotent. */
-  readonly producerId: bigint;
   readonly producerEpoch: number;
   readonly baseSequence: number;
   /** recordsCount: the number of records, never compressed. */
@@ -140,8 +133,14 @@ export class RecordBatch {
 
   private readonly source: Buffer;
   private readonly settings: DecodeSettings;
+  /** The stored CRC as a signed int32 (a small integer to V8; `crc` is the unsigned form). */
+  private readonly crcInt32: number;
   private readonly baseTs: number;
   private readonly maxTs: number;
+  /** producerId as a number, NaN outside the safe-integer range (then exact in `wide`). */
+  private readonly producerIdNumber: number;
+  /** The exact int64 fields that are NaN as numbers; null when all four are safe integers (always, in practice). */
+  private readonly wide: WideFields | null;
   /** The pooled buffer this batch must give back, if any. */
   private owned: Buffer | null = null;
   private ownedBy: BufferPool | null = null;
@@ -149,7 +148,8 @@ export class RecordBatch {
   private control: ControlRecord | null | undefined = undefined;
   private failure: KafkaProtocolError | null = null;
   private released = false;
-  /** nextOffset, once read. */
+  /** baseOffset and nextOffset, once read. */
+  private baseOffsetOnce: bigint | undefined = undefined;
   private nextOffsetOnce: bigint | undefined = undefined;
 
   /** @internal Use RecordBatchReader or decodeRecordBatch: the header at `at` must have been checked. */
@@ -159,28 +159,23 @@ export class RecordBatch {
     this.settings = decodeSettings;
     this.byteOffset = at;
     this.baseOffsetNumber = int64Number(b, at);
-    this.baseOffset = Number.isNaN(this.baseOffsetNumber) ? b.readBigInt64BE(at) : BigInt(this.baseOffsetNumber);
-    this.batchLength = int32(b, at + 8);
-    this.sizeInBytes = LOG_OVERHEAD + this.batchLength;
+    this.sizeInBytes = LOG_OVERHEAD + int32(b, at + 8);
     this.partitionLeaderEpoch = int32(b, at + 12);
     this.magic = b[at + 16]!;
-    this.crc = int32(b, at + 17) >>> 0;
+    this.crcInt32 = int32(b, at + 17);
     const attributes = ((b[at + 21]! << 24) | (b[at + 22]! << 16)) >> 16;
     this.attributes = attributes;
-    this.compression = COMPRESSION_TYPES[attributes & 7]!;
-    this.timestampType = (attributes & 0x08) !== 0 ? 'LogAppendTime' : 'CreateTime';
-    this.isTransactional = (attributes & 0x10) !== 0;
-    this.isControl = (attributes & 0x20) !== 0;
-    this.hasDeleteHorizon = (attributes & 0x40) !== 0;
     this.lastOffsetDelta = int32(b, at + 23);
     this.baseTs = int64Number(b, at + 27);
     this.maxTs = int64Number(b, at + 35);
-    this.baseTimestampBigInt = Number.isNaN(this.baseTs) ? b.readBigInt64BE(at + 27) : BigInt(this.baseTs);
-    this.maxTimestampBigInt = Number.isNaN(this.maxTs) ? b.readBigInt64BE(at + 35) : BigInt(this.maxTs);
-    this.producerId = int64(b, at + 43);
+    this.producerIdNumber = int64Number(b, at + 43);
     this.producerEpoch = ((b[at + 51]! << 24) | (b[at + 52]! << 16)) >> 16;
     this.baseSequence = int32(b, at + 53);
     this.recordCount = int32(b, at + 57);
+    this.wide =
+      Number.isNaN(this.baseOffsetNumber) || Number.isNaN(this.baseTs) || Number.isNaN(this.maxTs) || Number.isNaN(this.producerIdNumber)
+        ? { baseOffset: b.readBigInt64BE(at), baseTimestamp: b.readBigInt64BE(at + 27), maxTimestamp: b.readBigInt64BE(at + 35), producerId: b.readBigInt64BE(at + 43) }
+        : null;
     if ((attributes & 7) === 0) {
       this.data = source;
       this.dataStart = at + RECORD_BATCH_OVERHEAD;
@@ -192,6 +187,66 @@ export class RecordBatch {
       this.dataStart = 0;
       this.dataEnd = 0;
     }
+  }
+
+  /** The first offset (a bigint made on the first read, then kept). */
+  get baseOffset(): bigint {
+    return (this.baseOffsetOnce ??= Number.isNaN(this.baseOffsetNumber) ? this.wide!.baseOffset : BigInt(this.baseOffsetNumber));
+  }
+
+  /**
+   * Whether the batch's first offset is at or after `offset`, without making the baseOffset bigint
+   * (a Number and a BigInt compare exactly in JavaScript).
+   */
+  startsAtOrAfter(offset: bigint): boolean {
+    const n = this.baseOffsetNumber;
+    return Number.isNaN(n) ? this.wide!.baseOffset >= offset : n >= offset;
+  }
+
+  /** batchLength: the bytes after the length field (sizeInBytes - LOG_OVERHEAD). */
+  get batchLength(): number {
+    return this.sizeInBytes - LOG_OVERHEAD;
+  }
+
+  /** The stored CRC-32C, unsigned. */
+  get crc(): number {
+    return this.crcInt32 >>> 0;
+  }
+
+  get compression(): CompressionType {
+    return COMPRESSION_TYPES[this.attributes & 7]!;
+  }
+
+  get timestampType(): TimestampType {
+    return (this.attributes & 0x08) !== 0 ? 'LogAppendTime' : 'CreateTime';
+  }
+
+  get isTransactional(): boolean {
+    return (this.attributes & 0x10) !== 0;
+  }
+
+  get isControl(): boolean {
+    return (this.attributes & 0x20) !== 0;
+  }
+
+  /** baseTimestamp holds the delete horizon (set by the log cleaner, KIP-534). */
+  get hasDeleteHorizon(): boolean {
+    return (this.attributes & 0x40) !== 0;
+  }
+
+  /** baseTimestamp exactly, as a new bigint. */
+  get baseTimestampBigInt(): bigint {
+    return Number.isNaN(this.baseTs) ? this.wide!.baseTimestamp : BigInt(this.baseTs);
+  }
+
+  /** maxTimestamp exactly, as a new bigint. */
+  get maxTimestampBigInt(): bigint {
+    return Number.isNaN(this.maxTs) ? this.wide!.maxTimestamp : BigInt(this.maxTs);
+  }
+
+  /** -1 when the producer is not idempotent. A new bigint on each read. */
+  get producerId(): bigint {
+    return Number.isNaN(this.producerIdNumber) ? this.wide!.producerId : BigInt(this.producerIdNumber);
   }
 
   /** baseOffset + lastOffsetDelta: the fetch position moves past it even if compaction removed records. */

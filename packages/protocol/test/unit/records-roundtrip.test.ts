@@ -256,6 +256,83 @@ test('timestamps beyond the safe integer range: the number getters refuse, the b
   assert.is(b.records()[0]!.timestampBigInt, huge);
 });
 
+test('int64 header fields beyond the safe integer range are exact, and startsAtOrAfter compares them exactly', () => {
+  const base = 2n ** 62n + 3n;
+  const pid = 2n ** 60n + 5n;
+  const b = decodeRecordBatch(
+    encodeRecordBatch(
+      [
+        { value: 'x', timestamp: 2n ** 55n + 1n },
+        { value: 'y', timestamp: 2n ** 55n + 9n },
+      ],
+      { baseOffset: base, producerId: pid, producerEpoch: 2, isTransactional: true },
+    ),
+  );
+  assert.ok(Number.isNaN(b.baseOffsetNumber));
+  assert.is(b.baseOffset, base);
+  assert.is(b.lastOffset, base + 1n);
+  assert.is(b.nextOffset, base + 2n);
+  assert.is(b.producerId, pid);
+  assert.is(b.baseTimestampBigInt, 2n ** 55n + 1n);
+  assert.is(b.maxTimestampBigInt, 2n ** 55n + 9n);
+  assert.is(b.records()[1]!.offset, base + 1n);
+  assert.ok(b.startsAtOrAfter(base));
+  assert.ok(b.startsAtOrAfter(base - 1n));
+  assert.not.ok(b.startsAtOrAfter(base + 1n));
+  // Safe ones: against bigints on both sides of 2^53 (a Number and a BigInt compare exactly).
+  const small = decodeRecordBatch(encodeRecordBatch([{ value: 'z' }], { baseOffset: 2n ** 53n - 1n }));
+  assert.ok(small.startsAtOrAfter(2n ** 53n - 1n));
+  assert.not.ok(small.startsAtOrAfter(2n ** 53n));
+  assert.ok(small.startsAtOrAfter(0n));
+  assert.not.ok(small.startsAtOrAfter(2n ** 63n - 1n));
+});
+
+test('every header field reads back as written (the flags from attributes, the CRC unsigned)', () => {
+  for (const [compression, isTransactional] of [
+    ['none', false],
+    ['lz4', true],
+    ['gzip', false],
+    ['zstd', true],
+    ['snappy', false],
+  ] as const) {
+    const raw = encodeRecordBatch(
+      [
+        { value: 'a', timestamp: 1_700_000_000_000 },
+        { value: 'b', timestamp: 1_700_000_000_500 },
+      ],
+      {
+        baseOffset: 77n,
+        compression,
+        isTransactional,
+        producerId: isTransactional ? 9n : -1n,
+        producerEpoch: isTransactional ? 4 : -1,
+        partitionLeaderEpoch: 6,
+        baseSequence: isTransactional ? 11 : -1,
+      },
+    );
+    const b = decodeRecordBatch(raw);
+    assert.is(b.compression, compression);
+    assert.is(b.isTransactional, isTransactional);
+    assert.is(b.isControl, false);
+    assert.is(b.hasDeleteHorizon, false);
+    assert.is(b.timestampType, 'CreateTime');
+    assert.is(b.crc, raw.readUInt32BE(17));
+    assert.is(b.batchLength, raw.readInt32BE(8));
+    assert.is(b.sizeInBytes, raw.length);
+    assert.is(b.magic, 2);
+    assert.is(b.partitionLeaderEpoch, 6);
+    assert.is(b.baseOffset, 77n);
+    assert.is(b.producerId, isTransactional ? 9n : -1n);
+    assert.is(b.producerEpoch, isTransactional ? 4 : -1);
+    assert.is(b.baseSequence, isTransactional ? 11 : -1);
+    assert.is(b.baseTimestampBigInt, 1_700_000_000_000n);
+    assert.is(b.maxTimestampBigInt, 1_700_000_000_500n);
+  }
+  const control = decodeRecordBatch(encodeControlBatch({ type: 'COMMIT', baseOffset: 40, producerId: 7n, producerEpoch: 1 }));
+  assert.ok(control.isControl);
+  assert.ok(control.isTransactional);
+});
+
 test('an empty batch (compaction) moves the position past lastOffset', () => {
   const b = decodeRecordBatch(encodeRecordBatch([], { baseOffset: 500n, lastOffsetDelta: 9 }));
   assert.is(b.recordCount, 0);
