@@ -76,6 +76,14 @@ function int64Number(b: Buffer, o: number): number {
   return Number.isSafeInteger(v) ? v : Number.NaN;
 }
 
+/** A batch's int64 header fields exactly, kept only when one of them is outside the safe-integer range. */
+interface WideFields {
+  readonly baseOffset: bigint;
+  readonly baseTimestamp: bigint;
+  readonly maxTimestamp: bigint;
+  readonly producerId: bigint;
+}
+
 /**
  * One record batch: its header fields, decoded when the batch is read, and its records, decoded
  * on the first call to records().
@@ -85,18 +93,11 @@ function int64Number(b: Buffer, o: number): number {
  * stored block) are views into the bytes it was read from. Either way the records are valid until
  * release(), and never longer than the source bytes. See pool/buffer-pool.ts.
  */
-/** A batch's int64 header fields exactly, kept only when one of them is outside the safe-integer range. */
-interface WideFields {
-  readonly baseOffset: bigint;
-  readonly baseTimestamp: bigint;
-  readonly maxTimestamp: bigint;
-  readonly producerId: bigint;
-}
-
 export class RecordBatch {
   // The header fields are kept as numbers (small integers where V8 can store them in the object):
-  // a batch is made for each wire batch, which at 10 KB records is one per record, so each bigint
-  // or boxed number kept here was one more allocation per record. Bigints are made when asked for;
+  // an object is made for each wire batch of every answer (at 10 KB records a batch holds only a
+  // few of them), so each bigint or boxed number kept here was one more allocation per batch.
+  // Bigints are made when asked for;
   // the exact ones of int64 fields outside the safe-integer range are kept in `wide`.
 
   /** Where the batch starts in the buffer it was read from. */
