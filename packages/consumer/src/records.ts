@@ -433,14 +433,19 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     let k = 0;
     for (const span of s.spans) {
       const batch = span.batch;
-      let p = span.position;
       try {
+        const placed = span.position < 0;
+        let p = placed ? batch.recordStart(span.index) : span.position;
         for (let i = 0; i < span.count; i++) {
           const at = p;
-          p = batch.readRecordAt(at, scratch, span.index + i);
+          const index = span.index + i;
+          p = batch.readRecordAt(at, scratch, index);
+          if (placed && scratch.offsetDelta !== index) throw notConsecutive(batch, index, scratch.offsetDelta);
           out[k++] = new ConsumedRecord<K, V>(batch, s.context, at, scratch.offsetDelta, scratch.valueOffset, scratch.valueLength);
         }
-        if (span.index + span.count === batch.recordCount && p !== batch.dataEnd) throw new Error(`${batch.dataEnd - p} bytes after the last of ${batch.recordCount} records`);
+        if (span.index + span.count === batch.recordCount) {
+          if (p !== batch.dataEnd) throw new Error(`${batch.dataEnd - p} bytes after the last of ${batch.recordCount} records`);
+        } else batch.noteRecordStart(span.index + span.count, p);
       } catch (err) {
         throw this.corrupt(err, batch);
       }
@@ -482,7 +487,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     const span = this.spans!.spans[0];
     if (span === undefined) return Date.now();
     try {
-      span.batch.readRecordAt(span.position, scratch, span.index);
+      span.batch.readRecordAt(startOf(span), scratch, span.index);
       return scratch.timestamp;
     } catch {
       // A malformed first record (reported to whoever reads the records) or a timestamp past 2^53.
@@ -497,7 +502,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     const span = s.spans[0];
     if (span === undefined) return (this.first = this.nextOffset);
     try {
-      span.batch.readRecordAt(span.position, scratch, span.index);
+      span.batch.readRecordAt(startOf(span), scratch, span.index);
       this.first = span.batch.baseOffset + BigInt(scratch.offsetDelta);
     } catch {
       // A malformed first record: where the delivery started (the records reading reports it).
@@ -515,7 +520,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
     try {
       // The last record's delta (compaction leaves gaps: the wire batch's lastOffsetDelta may be
       // past it): the span walked, once, without objects.
-      let p = span.position;
+      let p = startOf(span);
       for (let i = 0; i < span.count; i++) p = span.batch.readRecordAt(p, scratch, span.index + i);
       this.last = span.batch.baseOffset + BigInt(scratch.offsetDelta);
     } catch {
@@ -649,7 +654,11 @@ export class DerivedSettlement implements BatchSettlement {
 /** One wire batch's part of a delivered batch: `count` records from the one at `position`. */
 export interface RecordSpan {
   readonly batch: RecordBatch;
-  /** Where the first of them starts in the wire batch's decoded bytes. */
+  /**
+   * Where the first of them starts in the wire batch's decoded bytes; -1 when the part was placed
+   * by its index alone (a batch with consecutive offsets, cut by max.poll.records): startOf() finds
+   * it, and each record's offsetDelta must then be its index.
+   */
   readonly position: number;
   /** Its index among the wire batch's records. */
   readonly index: number;
@@ -671,6 +680,16 @@ export class RecordSpans {
 }
 
 const NO_SPANS: readonly RecordSpan[] = [];
+
+/** Where a span's first record starts (RecordBatch.recordStart for a part placed by its index). */
+function startOf(span: RecordSpan): number {
+  return span.position >= 0 ? span.position : span.batch.recordStart(span.index);
+}
+
+/** A record of a part placed by its index whose offsetDelta is not that index. */
+function notConsecutive(batch: RecordBatch, index: number, offsetDelta: number): Error {
+  return new Error(`record ${index} has offsetDelta ${offsetDelta}, but the batch's lastOffsetDelta ${batch.lastOffsetDelta} and ${batch.recordCount} records say its offsets are consecutive`);
+}
 
 /**
  * The record a BatchCursor moves along: plain fields, so that reading them allocates nothing
@@ -854,6 +873,10 @@ export class BatchCursor {
   private index = 0;
   /** The current span ends its wire batch: nothing may follow its last record. */
   private ends = false;
+  /** The current span was placed by its index: each record's offsetDelta must be its index. */
+  private placed = false;
+  /** Where the current span ends is the start of the wire batch's next part (RecordBatch.noteRecordStart). */
+  private notes = false;
 
   /** @internal See ConsumerBatch.cursor(). */
   reset(owner: ConsumerBatch, spans: RecordSpans | null, list: readonly ConsumedRecord[] | null): void {
@@ -876,11 +899,17 @@ export class BatchCursor {
     if (owner.isReleased) throw new RecordReleasedError(wire);
     const rec = this.record;
     try {
-      this.at = wire.readRecordAt(this.at, rec, this.index++);
+      const index = this.index++;
+      if (this.at < 0) this.at = wire.recordStart(index);
+      this.at = wire.readRecordAt(this.at, rec, index);
+      if (this.placed && rec.offsetDelta !== index) throw notConsecutive(wire, index, rec.offsetDelta);
       rec.offsetNumber = wire.baseOffsetNumber + rec.offsetDelta;
       const t = wire.timestampType === 'LogAppendTime' ? wire.maxTimestampOrNaN : wire.baseTimestampOrNaN + rec.timestampDelta;
       rec.timestamp = Number.isSafeInteger(t) ? t : Number.NaN;
-      if (--this.left === 0 && this.ends && this.at !== wire.dataEnd) throw new Error(`${wire.dataEnd - this.at} bytes after the last of ${wire.recordCount} records`);
+      if (--this.left === 0) {
+        if (this.notes) wire.noteRecordStart(this.index, this.at);
+        else if (this.ends && this.at !== wire.dataEnd) throw new Error(`${wire.dataEnd - this.at} bytes after the last of ${wire.recordCount} records`);
+      }
     } catch (err) {
       if (err instanceof RecordReleasedError) throw err;
       throw new CorruptRecordError(owner.topic, owner.partition, wire.baseOffset, err);
@@ -899,16 +928,21 @@ export class BatchCursor {
       this.index = 0;
       this.left = 1;
       this.ends = false;
+      this.placed = false;
+      this.notes = false;
       return true;
     }
     while (this.next_ < this.spans.length) {
       const span = this.spans[this.next_++]!;
       if (span.count === 0) continue;
       this.wire = span.batch;
+      // -1 for a part placed by its index: found by next(), where errors are reported as corrupt records.
       this.at = span.position;
       this.index = span.index;
       this.left = span.count;
       this.ends = span.index + span.count === span.batch.recordCount;
+      this.placed = span.position < 0;
+      this.notes = !this.ends;
       return true;
     }
     return false;

@@ -114,6 +114,11 @@ export class FetchedPartition {
    * max.poll.records cuts it): one object for all of this partition's wire batches.
    */
   private cursor: RecordCursor | undefined;
+  /**
+   * Records of the current wire batch placed by arithmetic (a batch whose offsets are consecutive:
+   * see gather): the next part starts at this index. 0 when the cursor walks the batch instead.
+   */
+  private placed = 0;
   private exhausted = false;
   private readonly size: number;
   /** When the answer arrived (Date.now()), for the record latency metrics. */
@@ -200,8 +205,13 @@ export class FetchedPartition {
    * returns the offset after what it passed. A wire batch that starts at or after `from` and fits
    * in what is left of `max` is taken whole without decoding a record (the application's cursor or
    * `records` decodes it, once); only a batch the position is inside of, or that `max` cuts, is
-   * walked here, by the records' lengths and offset deltas alone, to find where its part starts or
-   * ends (RecordCursor.skip: its records are decoded once too, by the reader).
+   * placed here. A batch with consecutive offsets (lastOffsetDelta = recordCount - 1: no compaction
+   * gap, the rule for every batch a producer writes) by arithmetic, record i being offset
+   * baseOffset + i: its part's start is found when the part is read (RecordBatch.recordStart),
+   * where the reading of the part before it ended, so its records are walked once, by the reader,
+   * who also checks that each offsetDelta is its index. Any other batch is walked here, by the
+   * records' lengths and offset deltas alone (RecordCursor.skip), to find where its part starts or
+   * ends.
    */
   private gather(spans: RecordSpan[], holds: BatchHold[], max: number, from: bigint): bigint {
     let nextOffset = from;
@@ -211,7 +221,7 @@ export class FetchedPartition {
       const hold = this.hold!;
       const batch = hold.batch;
       const cursor = this.cursor!;
-      if (cursor.index === 0 && batch.startsAtOrAfter(nextOffset) && batch.recordCount <= max - n) {
+      if (cursor.index === 0 && this.placed === 0 && batch.startsAtOrAfter(nextOffset) && batch.recordCount <= max - n) {
         // Whole: no record before the position, all of them within max.poll.records.
         if (batch.recordCount > 0) {
           spans.push({ batch, position: batch.dataStart, index: 0, count: batch.recordCount });
@@ -225,10 +235,29 @@ export class FetchedPartition {
         hold.finish();
         continue;
       }
+      const base = batch.baseOffset;
+      if (batch.lastOffsetDelta === batch.recordCount - 1) {
+        // Consecutive offsets: the part is [index, index + count), its start found when read.
+        const index = nextOffset > base ? Math.max(this.placed, Number(nextOffset - base)) : this.placed;
+        const count = Math.min(max - n, batch.recordCount - index);
+        if (count > 0) {
+          spans.push({ batch, position: -1, index, count });
+          n += count;
+          nextOffset = base + BigInt(index + count);
+          hold.slices++;
+          holds.push(hold);
+        }
+        this.placed = index + Math.max(count, 0);
+        if (this.placed >= batch.recordCount) {
+          if (batch.nextOffset > nextOffset) nextOffset = batch.nextOffset;
+          this.hold = undefined;
+          hold.finish();
+        }
+        continue;
+      }
       // Offsets as deltas from the batch's base, in plain numbers: no bigint per record. The
       // records are passed by their lengths only (cursor.skip): the application's cursor or
       // `records` decodes them, once.
-      const base = batch.baseOffset;
       // A compressed batch comes whole even when the position is inside it.
       if (nextOffset > base) cursor.skipBefore(Number(nextOffset - base));
       const position = cursor.position;
@@ -281,6 +310,7 @@ export class FetchedPartition {
       }
       // Decompresses a compressed batch (records are decoded later, by whoever reads them).
       this.cursor = batch.cursor(this.cursor);
+      this.placed = 0;
       // A compressed batch now also holds its decompressed records: count them while they live.
       const grown = batch.compression === 'none' ? 0 : batch.recordsSizeInBytes;
       if (grown > 0) this.options.onBytes(grown);

@@ -131,6 +131,9 @@ export class RecordBatch {
   /** @internal data's ArrayBuffer and where data starts in it, read once per batch for viewOf(). */
   private dataArrayBuffer: ArrayBuffer | null = null;
   private dataByteOffset = 0;
+  /** The furthest record start known (recordStart, noteRecordStart): record knownIndex starts at knownPosition (-1: none yet). */
+  private knownIndex = 0;
+  private knownPosition = -1;
 
   private readonly source: Buffer;
   private readonly settings: DecodeSettings;
@@ -376,6 +379,48 @@ export class RecordBatch {
     } catch (err) {
       throw this.fail(this.inDecompressed(err));
     }
+  }
+
+  /**
+   * Where record `index` (0 .. recordCount - 1) starts in the decoded records, for readRecordAt. It
+   * is found by the records' lengths alone (each checked as RecordCursor.skip checks them), from
+   * the furthest start already known (noteRecordStart, or an earlier call) when that is not past
+   * `index`, else from the first record. A consumer that delivers a wire batch in parts
+   * (max.poll.records) finds each part's start where the reading of the part before it ended,
+   * instead of walking the records twice (once to cut, once to read).
+   */
+  recordStart(index: number): number {
+    let data = this.data;
+    if (data === null) {
+      this.load();
+      data = this.data!;
+    }
+    if (this.failure !== null) throw this.failure;
+    if (!(index >= 0 && index < this.recordCount)) throw new RangeError(`no record ${index} (the batch has ${this.recordCount})`);
+    let i = 0;
+    let p = this.dataStart;
+    if (this.knownPosition >= 0 && this.knownIndex <= index) {
+      i = this.knownIndex;
+      p = this.knownPosition;
+    }
+    try {
+      for (; i < index; i++) p = recordEnd(data, p, this.dataEnd, i);
+    } catch (err) {
+      throw this.fail(this.inDecompressed(err));
+    }
+    this.knownIndex = index;
+    this.knownPosition = p;
+    return p;
+  }
+
+  /**
+   * @internal Record `index` starts at `position`: what a reader of the records before it found
+   * (readRecordAt's return). Kept when it is further on than what is known, for recordStart().
+   */
+  noteRecordStart(index: number, position: number): void {
+    if (this.knownPosition >= 0 && index <= this.knownIndex) return;
+    this.knownIndex = index;
+    this.knownPosition = position;
   }
 
   /**

@@ -509,6 +509,26 @@ test('RecordCursor.skip and skipBefore check the lengths they pass: a bad one is
   assert.throws(() => held.skipBefore(1), /released/);
 });
 
+test('RecordBatch.recordStart checks the lengths it passes (the error next() gives), refuses an index outside the batch and a released batch', () => {
+  // Records 0-2 fine, record 3's length runs past the batch.
+  const parts = [...rec(body(0)), ...rec(body(1)), ...rec(body(2)), ...zz(1000), 0, 0, 0, 1, 1, 0];
+  const batch = decodeRecordBatch(withPayload(parts, { count: 5 }));
+  assert.is(batch.recordStart(0), batch.dataStart);
+  assert.is(batch.recordStart(3), batch.dataStart + rec(body(0)).length + rec(body(1)).length + rec(body(2)).length);
+  const err = protocolError(() => batch.recordStart(4), 'records/3/length');
+  assert.is(err.reason, 'invalid-length');
+  // The batch stays failed, as after next().
+  assert.is(protocolError(() => batch.recordStart(1)).path, 'records/3/length');
+  const good = decodeRecordBatch(withPayload([...rec(body(0)), ...rec(body(1))], { count: 2 }));
+  assert.throws(
+    () => good.recordStart(2),
+    (e: unknown) => e instanceof RangeError && /no record 2/.test((e as Error).message),
+  );
+  assert.throws(() => good.recordStart(-1), RangeError);
+  good.release();
+  assert.throws(() => good.recordStart(1), /released/);
+});
+
 test('two-byte varints (the inline fast path): read exactly, never past the record they are in', () => {
   // Two-byte length, timestampDelta (negative), offsetDelta, key and value lengths.
   const value = Buffer.alloc(100, 0x61);

@@ -107,6 +107,25 @@ function checkBatch(buf: Buffer, input: RecordInput[], baseOffset: bigint, codec
       assert.is(before.index, k, `${codec} skipBefore(${records[k]!.offsetDelta})`);
     }
   }
+  const starts: number[] = [];
+  const walk = batch.cursor();
+  for (let i = 0; i < input.length; i++) {
+    starts.push(walk.position);
+    walk.next();
+  }
+  for (const k of [input.length - 1, 0, input.length >> 1, 1, input.length - 1]) {
+    if (k < 0 || k >= input.length) continue;
+    assert.is(batch.recordStart(k), starts[k], `${codec} recordStart(${k}) after others`);
+  }
+  if (input.length > 3) {
+    // A start noted by a reader is where the next recordStart walks from: a wrong note would show.
+    const fresh = decodeRecordBatch(buf);
+    fresh.noteRecordStart(2, starts[2]!);
+    assert.is(fresh.recordStart(3), starts[3], `${codec} recordStart(3) from the noted start of record 2`);
+    fresh.noteRecordStart(1, starts[1]!); // behind what is known: kept as is
+    assert.is(fresh.recordStart(3), starts[3]);
+    fresh.release();
+  }
   batch.release();
 }
 
