@@ -31,8 +31,8 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
   --out DIR             where results.json, report.md, chart.svg go (default packages/bench/results)
   --json FILE           also write the results JSON to FILE
   --reps N              measured passes per client and scenario, after the warm-up passes (one, and in full runs as many more as fill 1.5 s, 6 s for Java) (default 5, quick 1)
-  --clients a,b         only these families or variants: kwire,kwire-nocrc,kafkajs,platformatic,rdkafka,
-                        java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing
+  --clients a,b         only these families or variants: kwire,kwire-nocrc,kwire-cursor,kwire-4mib,kafkajs,platformatic,rdkafka,
+                        java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing,java@4MiB
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)
   --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
   --node PATH           the Node for the clients (default: Node 24 through npx)

@@ -7,6 +7,7 @@ export const CLIENT_LABELS: Record<string, string> = {
   kwire: 'kwire',
   'kwire-nocrc': 'kwire, checkCrcs: false',
   'kwire-cursor': 'kwire, batch.cursor()',
+  'kwire-4mib': 'kwire, maxPartitionFetchBytes 4 MiB',
   kafkajs: 'kafkajs',
   platformatic: '@platformatic/kafka',
   rdkafka: 'node-rdkafka (librdkafka)',
@@ -38,7 +39,7 @@ export function verificationOf(client: string, kind: ScenarioInfo['kind']): stri
   if (kind === 'group') return 'every offset consumed, count and checksum of the union of members';
   if (kind === 'rebalance') return 'first record delivered';
   if (kind === 'share') return client === 'java' ? "count and bytes, from ShareConsumerPerformance's result line" : 'every offset once across the members, count and checksum of every value';
-  if (client === 'java') return kind === 'throughput' ? 'count and checksum of every value (BenchJava computes the same digest)' : 'count';
+  if (familyOf(client) === 'java') return kind === 'throughput' ? 'count and checksum of every value (BenchJava computes the same digest)' : 'count';
   if (client.startsWith('ceiling')) return 'count, from the fetch offsets (values not decoded)';
   if (client.startsWith('kcat')) return 'count and value bytes, from its output (-f "%S\\n": each value\'s size)';
   return 'count and checksum of every value';

@@ -90,7 +90,7 @@ export function nodeOptions(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: C
 async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: ClientVariant): Promise<RunRecord[]> {
   const warmup = s.warmupPasses ?? 1;
   try {
-    if (v.program === 'java') return await javaRuns(ctx, s, loaded, warmup);
+    if (v.program === 'java') return await javaRuns(ctx, s, loaded, v, warmup);
     if (v.program === 'kcat') return await kcatRuns(ctx, s, loaded, v, warmup);
     const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, warmupSeconds: warmupSecondsFor(s, v.program), measuredPasses: s.repetitions };
     const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options, timeoutMs: 1_800_000 }).done) as unknown as { passes: PassReport[] };
@@ -120,7 +120,9 @@ function passRun(s: ScenarioInfo, client: string, p: PassReport, warmupPasses: n
   return run;
 }
 
-async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: number): Promise<RunRecord[]> {
+async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: ClientVariant, warmup: number): Promise<RunRecord[]> {
+  // A variant's config goes to the consumer as properties, over ConsumerPerformance's.
+  const props = v.config ? Object.fromEntries(Object.entries(v.config).map(([k, x]) => [k, String(x)])) : undefined;
   const j = await runBenchJava(ctx.target, {
     topic: loaded.topic,
     partitions: s.partitions,
@@ -129,13 +131,14 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: 
     warmupSeconds: warmupSecondsFor(s, 'java'),
     passes: s.repetitions,
     touch: s.touch ?? 'value',
+    ...(props ? { props } : {}),
   });
   const runs: RunRecord[] = [];
   const warmups = warmupsBefore(j.passes, warmup);
   for (const p of j.passes) {
     const run: RunRecord = {
       scenario: s.id,
-      client: 'java',
+      client: v.id,
       rep: Math.max(0, p.pass - warmups),
       status: 'ok',
       records: p.records,
@@ -158,8 +161,8 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, warmup: 
     if (!p.warmup) run.warmups = warmups;
     runs.push(run);
   }
-  if (j.error) runs.push(failedRun(s, 'java', runs.length, j.error));
-  if (runs.length === 0) runs.push(failedRun(s, 'java', 0, 'no measured pass'));
+  if (j.error) runs.push(failedRun(s, v.id, runs.length, j.error));
+  if (runs.length === 0) runs.push(failedRun(s, v.id, 0, 'no measured pass'));
   return runs;
 }
 
