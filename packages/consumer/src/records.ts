@@ -875,8 +875,6 @@ export class BatchCursor {
   private ends = false;
   /** The current span was placed by its index: each record's offsetDelta must be its index. */
   private placed = false;
-  /** Where the current span ends is the start of the wire batch's next part (RecordBatch.noteRecordStart). */
-  private notes = false;
 
   /** @internal See ConsumerBatch.cursor(). */
   reset(owner: ConsumerBatch, spans: RecordSpans | null, list: readonly ConsumedRecord[] | null): void {
@@ -907,7 +905,8 @@ export class BatchCursor {
       const t = wire.timestampType === 'LogAppendTime' ? wire.maxTimestampOrNaN : wire.baseTimestampOrNaN + rec.timestampDelta;
       rec.timestamp = Number.isSafeInteger(t) ? t : Number.NaN;
       if (--this.left === 0) {
-        if (this.notes) wire.noteRecordStart(this.index, this.at);
+        // A span that does not end its wire batch ends where the batch's next part starts.
+        if (this.list === null && !this.ends) wire.noteRecordStart(this.index, this.at);
         else if (this.ends && this.at !== wire.dataEnd) throw new Error(`${wire.dataEnd - this.at} bytes after the last of ${wire.recordCount} records`);
       }
     } catch (err) {
@@ -929,7 +928,6 @@ export class BatchCursor {
       this.left = 1;
       this.ends = false;
       this.placed = false;
-      this.notes = false;
       return true;
     }
     while (this.next_ < this.spans.length) {
@@ -942,7 +940,6 @@ export class BatchCursor {
       this.left = span.count;
       this.ends = span.index + span.count === span.batch.recordCount;
       this.placed = span.position < 0;
-      this.notes = !this.ends;
       return true;
     }
     return false;

@@ -366,12 +366,7 @@ export class RecordBatch {
    * keeping a RecordView per record. `index` names the record in errors.
    */
   readRecordAt(position: number, into: RecordPlace, index = 0): number {
-    let data = this.data;
-    if (data === null) {
-      this.load();
-      data = this.data!;
-    }
-    if (this.failure !== null) throw this.failure;
+    const data = this.loadedData();
     if (position < this.dataStart || position >= this.dataEnd) throw new RangeError(`no record at ${position} (records are in [${this.dataStart}, ${this.dataEnd}))`);
     into.batch = this;
     try {
@@ -390,12 +385,7 @@ export class RecordBatch {
    * instead of walking the records twice (once to cut, once to read).
    */
   recordStart(index: number): number {
-    let data = this.data;
-    if (data === null) {
-      this.load();
-      data = this.data!;
-    }
-    if (this.failure !== null) throw this.failure;
+    const data = this.loadedData();
     if (!(index >= 0 && index < this.recordCount)) throw new RangeError(`no record ${index} (the batch has ${this.recordCount})`);
     let i = 0;
     let p = this.dataStart;
@@ -408,14 +398,25 @@ export class RecordBatch {
     } catch (err) {
       throw this.fail(this.inDecompressed(err));
     }
-    this.knownIndex = index;
-    this.knownPosition = p;
+    this.noteRecordStart(index, p);
     return p;
+  }
+
+  /** The decoded records' bytes (decompressing once), or the batch's first failure. */
+  private loadedData(): Buffer {
+    let data = this.data;
+    if (data === null) {
+      this.load();
+      data = this.data!;
+    }
+    if (this.failure !== null) throw this.failure;
+    return data;
   }
 
   /**
    * @internal Record `index` starts at `position`: what a reader of the records before it found
-   * (readRecordAt's return). Kept when it is further on than what is known, for recordStart().
+   * (readRecordAt's return), or recordStart's own walk. Kept only when it is further on than what
+   * is known, so that asking for an earlier record never loses a later start.
    */
   noteRecordStart(index: number, position: number): void {
     if (this.knownPosition >= 0 && index <= this.knownIndex) return;
