@@ -1,8 +1,9 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { ConfigError } from './errors.js';
 import { fromSecurityProperties } from './security-properties.js';
-import { silentLogger, type Logger } from './logger.js';
+import { defaultLogger, type Logger } from './logger.js';
 import { withRedaction } from './connection/secrets.js';
+import { hintFor } from './spelling.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@kwire/protocol';
 
 /**
@@ -197,6 +198,36 @@ export const JAVA_NAMES: Readonly<Record<string, string>> = {
 
 const FROM_JAVA = new Map(Object.entries(JAVA_NAMES).map(([camel, java]) => [java, camel]));
 
+/** Options of kwire's own, without a Java name. */
+export const KWIRE_OPTIONS: readonly string[] = [
+  'ssl',
+  'sasl',
+  'maxBufferedBytesPerPartition',
+  'maxBufferedBytes',
+  'yieldIntervalMs',
+  'groupProtocolFallback',
+  'logger',
+  'deserializationErrorPolicy',
+  'maxDecompressedBytes',
+];
+
+/** Where options that are not configuration go, for a message naming the place. */
+const ELSEWHERE: Readonly<Record<string, string>> = {
+  eachMessage: 'a run() option: consumer.run({ eachMessage })',
+  eachBatch: 'a run() option: consumer.run({ eachBatch })',
+  eachBatchAutoResolve: 'a run() option: consumer.run({ eachBatch, eachBatchAutoResolve })',
+  onFailure: 'a run() option: consumer.run({ eachMessage, onFailure })',
+  topics: 'a subscribe() option: consumer.subscribe({ topics })',
+  pattern: 'a subscribe() option: consumer.subscribe({ pattern })',
+};
+
+/** Why a key is refused: a kafkajs or Java spelling with the kwire one, a misplaced option, or a near miss. */
+function unknownOption(key: string): string {
+  const what = `unknown configuration option ${JSON.stringify(key)}`;
+  if (Object.hasOwn(ELSEWHERE, key)) return `${what}: it is ${ELSEWHERE[key]}`;
+  return what + hintFor(key, [...Object.keys(JAVA_NAMES), ...Object.values(JAVA_NAMES), ...KWIRE_OPTIONS], (c) => name(FROM_JAVA.get(c) ?? c));
+}
+
 export interface ResolvedConfig {
   bootstrapServers: { host: string; port: number }[];
   clientId: string;
@@ -283,7 +314,10 @@ function deserializer(config: Record<string, unknown>, key: string): Deserialize
   const raw = config[key];
   if (raw === undefined) return 'buffer';
   if (raw === 'buffer' || raw === 'string' || raw === 'json' || typeof raw === 'function') return raw as Deserializer;
-  throw new ConfigError(`${name(key)} must be 'buffer', 'string', 'json' or a function, not ${JSON.stringify(raw)}`);
+  // A Java properties file names classes: say which kwire value is the same.
+  const java = typeof raw === 'string' && /(?:String|ByteArray|ByteBuffer|Bytes)Deserializer$/.exec(raw)?.[0];
+  const hint = java ? ` (Java's ${java} is ${java === 'StringDeserializer' ? "'string'" : "'buffer'"})` : '';
+  throw new ConfigError(`${name(key)} must be 'buffer', 'string', 'json' or a function, not ${JSON.stringify(raw)}${hint}`);
 }
 
 function strategies(config: Record<string, unknown>): readonly (string | import('./group/assignors/index.js').Assignor)[] {
@@ -327,12 +361,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   // security.protocol, sasl.jaas.config, ssl.*.location... (as pasted from a properties file) become ssl / sasl.
   for (const [k, v] of Object.entries(fromSecurityProperties(input as Record<string, unknown>))) {
     const key = FROM_JAVA.get(k) ?? k;
-    if (
-      !(key in JAVA_NAMES) &&
-      !['ssl', 'sasl', 'maxBufferedBytesPerPartition', 'maxBufferedBytes', 'yieldIntervalMs', 'groupProtocolFallback', 'logger', 'deserializationErrorPolicy', 'maxDecompressedBytes'].includes(key)
-    ) {
-      throw new ConfigError(`unknown configuration option ${JSON.stringify(k)}`);
-    }
+    if (!Object.hasOwn(JAVA_NAMES, key) && !KWIRE_OPTIONS.includes(key)) throw new ConfigError(unknownOption(k));
     if (key in config) throw new ConfigError(`${name(key)} is given twice (camelCase and dotted names)`);
     config[key] = v;
   }
@@ -402,6 +431,6 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
     yieldIntervalMs: integer(config, 'yieldIntervalMs', 1, 0, 1_000),
     maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
-    logger: (config.logger as Logger | undefined) ?? silentLogger,
+    logger: (config.logger as Logger | undefined) ?? defaultLogger,
   };
 }

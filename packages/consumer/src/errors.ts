@@ -13,6 +13,7 @@ export type KwireErrorCode =
   | 'KWIRE_TIMEOUT'
   | 'KWIRE_BROKER'
   | 'KWIRE_CONFIG'
+  | 'KWIRE_USAGE'
   | 'KWIRE_AUTHENTICATION'
   | 'KWIRE_CLOSED'
   | 'KWIRE_OFFSET_OUT_OF_RANGE'
@@ -83,6 +84,18 @@ export class ConfigError extends KafkaError {
   override name = 'ConfigError';
   constructor(message: string) {
     super('KWIRE_CONFIG', message);
+  }
+}
+
+/**
+ * A method was called with arguments it does not take, or at a moment it cannot be called (run()
+ * twice, a partition that is not assigned): the program is wrong, not the configuration. The
+ * message names what was met and, for a kafkajs or Java spelling, the kwire one.
+ */
+export class UsageError extends KafkaError {
+  override name = 'UsageError';
+  constructor(message: string) {
+    super('KWIRE_USAGE', message);
   }
 }
 

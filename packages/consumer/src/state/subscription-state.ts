@@ -1,6 +1,6 @@
-import { ConfigError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
-import { PartitionState, tpKey, type ResetTarget } from './partition-state.js';
+import { type PartitionState, tpKey, type ResetTarget } from './partition-state.js';
 import type { TopicPartition } from '@kwire/protocol';
 
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
@@ -42,10 +42,10 @@ export class SubscriptionState {
     return this.states.get(key);
   }
 
-  /** The state of an assigned partition; a ConfigError naming it when it is not assigned. */
+  /** The state of an assigned partition; a UsageError naming it when it is not assigned. */
   of(tp: TopicPartition): PartitionState {
     const state = this.states.get(tpKey(tp.topic, tp.partition));
-    if (!state) throw new ConfigError(`${tp.topic}-${tp.partition} is not assigned to this consumer`);
+    if (!state) throw new UsageError(`${tp.topic}-${tp.partition} is not assigned to this consumer`);
     return state;
   }
 
