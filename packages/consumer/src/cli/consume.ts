@@ -1,33 +1,49 @@
 // kwire consume: read records and print them, from partitions or as a group member.
 import { isUtf8 } from 'node:buffer';
+import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cliSettings } from '../security-properties.js';
-import { createConsumer, createShareConsumer, type Consumer, type ConsumedRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset } from '../index.js';
+import { createConsumer, createShareConsumer, type Consumer, type ConsumedRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset, type TopicPartition } from '../index.js';
 import { consoleLogger } from '../logger.js';
+import { Output, quietStderr } from './output.js';
+import { reach, UNREACHABLE_EXIT, UnreachableError } from './reach.js';
+import { parseFrom, planStart, type From } from './start-offset.js';
 
-const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2 ...] | --pattern REGEX) [options]
+const USAGE = `usage: kwire consume -b HOST:PORT (-t T [-t T2 ...] | --pattern REGEX) [options]
 
-  --bootstrap HOST:PORT[,...]   brokers to start from (bootstrap.servers)
+  -b, --bootstrap HOST:PORT[,...]
+                                brokers to start from (bootstrap.servers)
   --config FILE                 consumer settings from a Java properties file: any consumer option
                                 by its Java name, and security.protocol, sasl.mechanism,
                                 sasl.jaas.config (PLAIN, SCRAM), ssl.ca.location,
                                 ssl.certificate.location, ssl.key.location (PEM), ssl.key.password
   -X, --set KEY=VALUE           one such setting (repeatable; after --config, so it wins)
-  --topic T                     a topic to read (repeatable)
-  --partition N                 only this partition of each topic (repeatable; not with --group)
-  --from earliest|latest|OFFSET|@TIMESTAMP_MS
-                                where to start: the start or end of each partition (with --group:
-                                where a partition without a committed offset starts; default
-                                latest), an offset, or the first record at or after a time in ms
-                                since the epoch (OFFSET and @TIMESTAMP_MS read without a group)
-  --max-records N               stop after N records
+  -t, --topic T                 a topic to read (repeatable)
+  -p, --partition N             only this partition of each topic (repeatable; not with --group)
+  -o, --from WHERE              where to start in each partition (default: auto.offset.reset
+                                from --config or -X, else end):
+                                  beginning (or earliest)  the start of the log
+                                  end (or latest)          the end: only records written from now
+                                  -N                       the last N records (-o -10)
+                                  OFFSET                   this offset (outside the log: where
+                                                           auto.offset.reset says, said on stderr)
+                                  2026-12-04T10:30:00Z     the first record at or after a time
+                                                           (ISO-8601; without a zone, local time)
+                                  @MS                      the same, in ms since the epoch
+                                With --group, only beginning and end, for a partition the group
+                                has no committed offset for (the others resume from the commit)
+  -c, --max-records N           stop after N records
+  -e, --exit-at-end             stop once every partition is read up to its end as of the start
+                                (not with --group; with -o end there is nothing to read)
   --idle-exit-ms MS             stop after MS without a record
+  --connect-timeout MS          give up when the cluster has not answered within MS at the start
+                                (default 5000; a refused connection fails at once)
   --format json|value|none      json: one object per line {topic, partition, offset, timestamp,
                                 key, value, headers}, key and value as UTF-8 strings where valid,
                                 else {"base64": "..."}, offsets as decimal strings; value: the
                                 value bytes and a newline; none: nothing (count only). Default json
   --isolation read_committed|read_uncommitted   (default read_uncommitted)
-  --group G                     consume as a member of group G (subscribe)
+  -G, --group G                 consume as a member of group G (subscribe)
   --pattern REGEX               subscribe to every topic matching REGEX (needs --group)
   --assignor NAME               range|roundrobin|sticky|cooperative-sticky (repeatable; group)
   --protocol classic|consumer   the group protocol (consumer = KIP-848)
@@ -41,9 +57,18 @@ const USAGE = `usage: kwire consume --bootstrap HOST:PORT (--topic T [--topic T2
   --ack accept|release|reject   how printed records are acknowledged (share groups; default
                                 accept). Records not printed (after --max-records) are released
   --debug                       log what the consumer does to stderr
+  -h, --help                    this text
 
-A summary goes to stderr at the end; a progress line too when stderr is a terminal.
+A summary goes to stderr at the end; a progress line too when stderr is a terminal. A reader that
+goes away (| head) ends the run quietly. Ctrl-C closes the consumer (commits, leaves the group;
+at most 5 s, a second Ctrl-C stops at once).
+Exit: 0 done, 1 failed, 2 bad arguments, ${UNREACHABLE_EXIT} the cluster could not be reached, 130 Ctrl-C
+(SIGINT), 143 SIGTERM.
 `;
+
+const HELP_HINT = "run 'kwire consume --help' for the options";
+/** How long close() may take after Ctrl-C or SIGTERM. */
+const CLOSE_ON_SIGNAL_MS = 5_000;
 
 export interface FormattedRecord {
   topic: string;
@@ -73,117 +98,404 @@ export function formatRecord(r: ConsumedRecord): FormattedRecord {
   };
 }
 
+/** A bad argument: one line naming it, then where the options are (exit 2). */
+class UsageFailure extends Error {}
+
 function fail(message: string): never {
-  throw Object.assign(new Error(message), { usage: true });
+  throw new UsageFailure(message);
+}
+
+const OPTIONS = {
+  bootstrap: { type: 'string', short: 'b' },
+  topic: { type: 'string', short: 't', multiple: true },
+  partition: { type: 'string', short: 'p', multiple: true },
+  from: { type: 'string', short: 'o' },
+  'max-records': { type: 'string', short: 'c' },
+  'exit-at-end': { type: 'boolean', short: 'e' },
+  'idle-exit-ms': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+  format: { type: 'string' },
+  isolation: { type: 'string' },
+  group: { type: 'string', short: 'G' },
+  pattern: { type: 'string' },
+  assignor: { type: 'string', multiple: true },
+  protocol: { type: 'string' },
+  'instance-id': { type: 'string' },
+  commit: { type: 'string' },
+  'share-group': { type: 'string' },
+  ack: { type: 'string' },
+  debug: { type: 'boolean' },
+  config: { type: 'string' },
+  set: { type: 'string', short: 'X', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS }>>['values'];
+
+/** Other tools' spellings of kwire consume's options. */
+const FOREIGN: Record<string, string> = {
+  '--bootstrap-server': '--bootstrap (-b)',
+  '--bootstrap-servers': '--bootstrap (-b)',
+  '--broker-list': '--bootstrap (-b)',
+  '--brokers': '--bootstrap (-b)',
+  '--from-beginning': '--from beginning (-o beginning)',
+  '--offset': '--from (-o)',
+  '--max-messages': '--max-records (-c)',
+  '--count': '--max-records (-c)',
+  '--consumer.config': '--config',
+  '--consumer-property': '-X KEY=VALUE',
+  '--property': '-X KEY=VALUE',
+  '--timeout-ms': '--idle-exit-ms',
+  '--timeout': '--connect-timeout (reaching the cluster) or --idle-exit-ms (no more records)',
+};
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j]!;
+      row[j] = Math.min(up + 1, row[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** What to say about an option kwire consume does not have: its kwire name, or the nearest one. */
+function unknownOption(option: string): string {
+  const name = option.split('=')[0]!;
+  const foreign = FOREIGN[name];
+  if (foreign) return `unknown option ${name}: kwire consume says ${foreign}`;
+  if (name.startsWith('--')) {
+    const near = Object.keys(OPTIONS)
+      .map((o) => ({ o, d: distance(name.slice(2), o) }))
+      .sort((x, y) => x.d - y.d)[0];
+    if (near && near.d <= Math.max(1, Math.floor(near.o.length / 4))) return `unknown option ${name} (did you mean --${near.o}?)`;
+  }
+  return `unknown option ${name}`;
+}
+
+/** parseArgs, with its multi-sentence errors made one line, and -N accepted as a value of --from. */
+function parse(argv: string[]): Values {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    // parseArgs takes a value starting with '-' only attached: -o -10 is -o=-10 (the last ten).
+    if ((a === '--from' || a === '-o') && /^-\d+$/.test(argv[i + 1] ?? '')) args.push(`--from=${argv[++i]}`);
+    else args.push(a);
+  }
+  try {
+    return parseArgs({ args, options: OPTIONS }).values;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const message = e.message;
+    const quoted = (/'([^']+)'/.exec(message)?.[1] ?? '').replace(/ <value>$/, '');
+    if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') fail(unknownOption(quoted));
+    if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') fail(`unexpected argument ${JSON.stringify(quoted)} (a topic goes after -t: -t ${quoted})`);
+    if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const option = quoted.split(', ').pop()!;
+      if (/argument missing/.test(message)) fail(`${option} needs a value`);
+      if (/ambiguous/.test(message)) fail(`${option} takes a value; one starting with '-' goes attached: ${option.startsWith('--') ? `${option}=-VALUE` : `${option}-VALUE`}`);
+      if (/does not take an argument/.test(message)) fail(`${option} takes no value`);
+    }
+    fail(message.split('\n')[0]!);
+  }
+}
+
+function positive(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) fail(`${name} must be a positive number, not ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** The settings of a run, checked: every bad argument is found before anything connects. */
+interface Settings {
+  values: Values;
+  props: Record<string, string>;
+  bootstrap: string;
+  from: From;
+  max: number;
+  idle: number;
+  connectTimeout: number;
+  format: 'json' | 'value' | 'none';
+}
+
+function settings(values: Values): Settings {
+  const props = cliSettings(values.config, values.set ?? [], fail);
+  const bootstrap = values.bootstrap ?? props['bootstrap.servers'];
+  if (!bootstrap) fail('--bootstrap (-b) is required (or bootstrap.servers in --config / -X)');
+  const format = values.format ?? 'json';
+  if (format !== 'json' && format !== 'value' && format !== 'none') fail(`--format must be json, value or none, not ${JSON.stringify(values.format)}`);
+  const max = positive('--max-records (-c)', values['max-records'], Infinity);
+  const idle = positive('--idle-exit-ms', values['idle-exit-ms'], Infinity);
+  const connectTimeout = positive('--connect-timeout', values['connect-timeout'], 5_000);
+  // Without --from: where auto.offset.reset from --config or -X says, else the end.
+  let from: From = { kind: props['auto.offset.reset'] === 'earliest' ? 'earliest' : 'latest' };
+  if (values.from !== undefined) {
+    const parsed = parseFrom(values.from);
+    if (typeof parsed === 'string') fail(parsed);
+    from = parsed;
+  }
+  if (values['share-group'] === undefined) {
+    if (values.ack !== undefined) fail('--ack is for share groups (--share-group)');
+    if (!values.topic?.length && !values.pattern) fail('give --topic (-t), or --pattern with --group');
+    if (values.pattern && !values.group) fail('--pattern needs --group (-G)');
+    if (values.partition && values.group) fail('--partition (-p) reads without a group; drop --group or --partition');
+    if (values.group && from.kind !== 'earliest' && from.kind !== 'latest') {
+      fail(`with --group, --from is where a partition without a committed offset starts: beginning or end, not ${values.from} (offsets, -N and times read without a group)`);
+    }
+    if (values.group && values['exit-at-end']) fail('--exit-at-end (-e) reads without a group: drop --group, or use --idle-exit-ms');
+    if (values.commit !== undefined && values.commit !== 'auto' && values.commit !== 'none') fail(`--commit must be auto or none, not ${JSON.stringify(values.commit)}`);
+    if (values.partition?.some((p) => !/^\d+$/.test(p))) fail(`--partition (-p) must be a partition number, not ${JSON.stringify(values.partition.find((p) => !/^\d+$/.test(p)))}`);
+  }
+  return { values, props, bootstrap, from, max, idle, connectTimeout, format };
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let values;
+  quietStderr();
+  let s: Settings;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        bootstrap: { type: 'string' },
-        topic: { type: 'string', multiple: true },
-        partition: { type: 'string', multiple: true },
-        from: { type: 'string' },
-        'max-records': { type: 'string' },
-        'idle-exit-ms': { type: 'string' },
-        format: { type: 'string' },
-        isolation: { type: 'string' },
-        group: { type: 'string' },
-        pattern: { type: 'string' },
-        assignor: { type: 'string', multiple: true },
-        protocol: { type: 'string' },
-        'instance-id': { type: 'string' },
-        commit: { type: 'string' },
-        'share-group': { type: 'string' },
-        ack: { type: 'string' },
-        debug: { type: 'boolean' },
-        config: { type: 'string' },
-        set: { type: 'string', short: 'X', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    const values = parse(argv);
+    if (values.help) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    s = settings(values);
   } catch (err) {
-    process.stderr.write(`kwire consume: ${(err as Error).message}\n\n${USAGE}`);
+    if (!(err instanceof UsageFailure)) throw err;
+    process.stderr.write(`kwire consume: ${err.message}; ${HELP_HINT}\n`);
     return 2;
   }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  let consumer: Consumer | undefined;
   try {
-    const props = cliSettings(values.config, values.set ?? [], fail);
-    if (!values.bootstrap && !props['bootstrap.servers']) fail('--bootstrap is required (or bootstrap.servers in --config / -X)');
-    if (values['share-group'] !== undefined) return await consumeShare(values as ShareArgs, props);
-    if (values.ack !== undefined) fail('--ack is for share groups (--share-group)');
-    const topics = values.topic ?? [];
-    if (!topics.length && !values.pattern) fail('give --topic (or --pattern with --group)');
-    if (values.pattern && !values.group) fail('--pattern needs --group');
-    if (values.partition && values.group) fail('--partition reads without a group; drop --group or --partition');
-    const format = values.format ?? 'json';
-    if (!['json', 'value', 'none'].includes(format)) fail(`--format must be json, value or none, not ${values.format}`);
-    const from = values.from ?? 'latest';
-    let start: StartOffset;
-    if (from === 'earliest' || from === 'latest') start = from;
-    else if (/^\d+$/.test(from)) start = BigInt(from);
-    else if (/^@\d+$/.test(from)) start = { timestamp: BigInt(from.slice(1)) };
-    else fail(`--from must be earliest, latest, an offset or @TIMESTAMP_MS, not ${values.from}`);
-    if (typeof start !== 'string' && values.group) fail('--from OFFSET and --from @TIMESTAMP_MS read without a group: the group starts from its committed offsets');
-    const max = values['max-records'] === undefined ? Infinity : Number(values['max-records']);
-    if (!(max > 0)) fail('--max-records must be a positive number');
-    const idle = values['idle-exit-ms'] === undefined ? Infinity : Number(values['idle-exit-ms']);
-    if (!(idle > 0)) fail('--idle-exit-ms must be a positive number');
-    if (values.commit && values.commit !== 'auto' && values.commit !== 'none') fail('--commit must be auto or none');
-    const logger: Logger | undefined = values.debug ? consoleLogger('debug') : consoleLogger('warn');
+    return await (s.values['share-group'] !== undefined ? consumeShare(s) : consume(s));
+  } catch (err) {
+    if (err instanceof UsageFailure) {
+      process.stderr.write(`kwire consume: ${err.message}; ${HELP_HINT}\n`);
+      return 2;
+    }
+    process.stderr.write(`kwire consume: ${(err as Error).message}\n`);
+    return err instanceof UnreachableError ? err.exitCode : 1;
+  } finally {
+    // A connection attempt the consumer's close() gave up on (a silent address) must not hold the
+    // process past the end of the run.
+    setTimeout(() => process.exit(), 1_000).unref();
+  }
+}
 
-    consumer = createConsumer({
-      // The file and -X first: the command's own flags, given explicitly, win.
-      ...props,
-      ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
-      ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
-      ...(values.from !== undefined || props['auto.offset.reset'] === undefined ? { 'auto.offset.reset': typeof start === 'string' ? start : 'latest' } : {}),
-      // Dotted names, as in the file: a flag replaces the file's value instead of doubling it.
-      ...(values.isolation ? { 'isolation.level': values.isolation } : {}),
-      ...(values.group ? { 'group.id': values.group } : {}),
-      ...(values.assignor ? { 'partition.assignment.strategy': values.assignor } : {}),
-      ...(values.protocol ? { 'group.protocol': values.protocol } : {}),
-      ...(values['instance-id'] ? { 'group.instance.id': values['instance-id'] } : {}),
-      ...(values.commit !== undefined || props['enable.auto.commit'] === undefined ? { 'enable.auto.commit': values.commit !== 'none' } : {}),
-      logger,
+/**
+ * Ctrl-C and SIGTERM: the consumer closes (bounded), the summary is printed, and the exit code is
+ * 128 + the signal's number, as a shell reports a process the signal ended. A second signal exits
+ * at once.
+ */
+class Signals {
+  signal: NodeJS.Signals | undefined;
+  /** Rejects at the first signal: what waits on the cluster at the start stops waiting. */
+  readonly stopped: Promise<never>;
+  private stop: (err: Error) => void = () => {};
+  private readonly handler = (signal: NodeJS.Signals) => {
+    if (this.signal !== undefined) process.exit(128 + constants.signals[signal]);
+    this.signal = signal;
+    this.onSignal();
+    this.stop(new Error(`interrupted by ${signal}`));
+  };
+
+  constructor(private readonly onSignal: () => void) {
+    this.stopped = new Promise<never>((_, reject) => {
+      this.stop = reject;
     });
+    this.stopped.catch(() => {});
+    process.on('SIGINT', this.handler);
+    process.on('SIGTERM', this.handler);
+  }
+
+  get exitCode(): number | undefined {
+    return this.signal === undefined ? undefined : 128 + constants.signals[this.signal];
+  }
+
+  dispose(): void {
+    process.removeListener('SIGINT', this.handler);
+    process.removeListener('SIGTERM', this.handler);
+  }
+}
+
+/**
+ * Warnings while the cluster is first reached are held: when it cannot be, the one line that says
+ * so replaces them (a pool's "connection failed" with its backoff would announce a retry that the
+ * CLI does not make); when it can, they are printed then (one bootstrap server of two down).
+ */
+function heldLogger(base: Logger): { logger: Logger; release(print: boolean): void } {
+  let held: (() => void)[] | undefined = [];
+  let muted = false;
+  const hold =
+    (level: 'warn' | 'error') =>
+    (message: string, fields?: Record<string, unknown>): void => {
+      if (held) held.push(() => base[level](message, fields));
+      else if (!muted) base[level](message, fields);
+    };
+  return {
+    logger: { debug: (m, f) => base.debug(m, f), info: (m, f) => base.info(m, f), warn: hold('warn'), error: hold('error') },
+    // Not printed: the run ends with its one line, and the bounded close after it says nothing either.
+    release(print) {
+      const h = held;
+      held = undefined;
+      muted = !print;
+      if (print) for (const line of h ?? []) line();
+    },
+  };
+}
+
+/**
+ * A cluster that was never reached has nothing to commit or leave: close() need not wait for a
+ * connection attempt that may hang for request.timeout.ms (the exit does not wait for it either).
+ */
+function closeOptions(failed: unknown): { timeoutMs?: number } {
+  return failed instanceof UnreachableError ? { timeoutMs: 500 } : {};
+}
+
+/** The summary line, and the exit code: a signal's, else 0. */
+function finish(summary: string, progress: boolean, signals: Signals): number {
+  const code = signals.exitCode;
+  process.stderr.write(`${progress ? '\n' : ''}kwire consume: ${summary}${code !== undefined ? ` (interrupted by ${signals.signal})` : ''}\n`);
+  return code ?? 0;
+}
+
+/**
+ * -e: every partition read up to its end as of the start. A partition is done when a record
+ * printed reaches its end, or when its position did with nothing printed there (the range holds
+ * only transaction markers, or nothing): that is checked on a timer, and believed only when two
+ * checks in a row agree with no batch received between them (the stream moves the position just
+ * before it hands a batch over).
+ */
+class EndWatch {
+  /** Partitions not done yet, by topic and partition: their end. */
+  private readonly remaining = new Map<string, { tp: TopicPartition; end: bigint }>();
+  private batches = 0;
+  private seen = -1;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly consumer: Consumer,
+    ends: Map<TopicPartition, bigint>,
+    starts: Map<TopicPartition, StartOffset>,
+    private readonly onDone: () => void,
+  ) {
+    for (const [tp, end] of ends) {
+      const start = starts.get(tp);
+      if (!(typeof start === 'bigint' && start >= end)) this.remaining.set(`${tp.topic}\u0000${tp.partition}`, { tp, end });
+    }
+    this.timer = setInterval(() => this.check(), 100);
+  }
+
+  get done(): boolean {
+    return this.remaining.size === 0;
+  }
+
+  /** A batch came; what was printed of it ends before `next`. */
+  printed(topic: string, partition: number, next: bigint): void {
+    this.batches++;
+    const key = `${topic}\u0000${partition}`;
+    const p = this.remaining.get(key);
+    if (p !== undefined && next >= p.end) this.remaining.delete(key);
+  }
+
+  private check(): void {
+    if (this.remaining.size > 0) {
+      const all = [...this.remaining.values()].every(({ tp, end }) => {
+        const position = this.consumer.position(tp);
+        return position !== null && position >= end;
+      });
+      if (!all || this.seen !== this.batches) {
+        this.seen = all ? this.batches : -1;
+        return;
+      }
+      this.remaining.clear();
+    }
+    this.stop();
+    this.onDone();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+async function consume(s: Settings): Promise<number> {
+  const { values, props, from, max, idle, format } = s;
+  const base: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
+  const held = values.debug ? undefined : heldLogger(base);
+  const topics = values.topic ?? [];
+  // auto.offset.reset: where --from says when it names an end; else what --config / -X say (it is
+  // also where an offset outside the log goes), else latest.
+  const fromEnd = from.kind === 'earliest' || from.kind === 'latest' ? from.kind : undefined;
+  const reset = (values.from !== undefined ? fromEnd : undefined) ?? props['auto.offset.reset'] ?? fromEnd ?? 'latest';
+  if (reset !== 'earliest' && reset !== 'latest' && reset !== 'none') fail(`auto.offset.reset must be earliest, latest or none, not ${JSON.stringify(reset)}`);
+  const consumer = createConsumer({
+    // The file and -X first: the command's own flags, given explicitly, win.
+    ...props,
+    ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
+    ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
+    'auto.offset.reset': reset,
+    // Dotted names, as in the file: a flag replaces the file's value instead of doubling it.
+    ...(values.isolation ? { 'isolation.level': values.isolation } : {}),
+    ...(values.group ? { 'group.id': values.group } : {}),
+    ...(values.assignor ? { 'partition.assignment.strategy': values.assignor } : {}),
+    ...(values.protocol ? { 'group.protocol': values.protocol } : {}),
+    ...(values['instance-id'] ? { 'group.instance.id': values['instance-id'] } : {}),
+    ...(values.commit !== undefined || props['enable.auto.commit'] === undefined ? { 'enable.auto.commit': values.commit !== 'none' } : {}),
+    logger: held?.logger ?? base,
+  });
+  const c = consumer;
+  const output = new Output(process.stdout, () => void c.close());
+  let reached = false;
+  // Before the cluster answered there is nothing to commit or leave: a short close.
+  const signals = new Signals(() => void c.close({ timeoutMs: reached ? CLOSE_ON_SIGNAL_MS : 500 }));
+  const started = performance.now();
+  let records = 0;
+  let valueBytes = 0;
+  let progress: NodeJS.Timeout | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let watch: EndWatch | undefined;
+  let failed: unknown;
+  try {
+    try {
+      await reach(consumer.connect(), s.bootstrap, s.connectTimeout, signals.stopped);
+    } catch (err) {
+      held?.release(false);
+      throw err;
+    }
+    reached = true;
+    held?.release(true);
     if (values.group) {
       await consumer.subscribe(values.pattern ? { pattern: new RegExp(values.pattern) } : { topics });
     } else {
       const partitions = values.partition?.map(Number);
-      if (partitions?.some((p) => !Number.isInteger(p) || p < 0)) fail('--partition must be a partition number');
-      const assignment: { topic: string; partition: number; offset: StartOffset }[] = [];
+      const tps: TopicPartition[] = [];
       for (const topic of topics) {
         const existing = await consumer.partitionsFor(topic).catch((err: Error) => {
           throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);
         });
         for (const p of partitions ?? existing) {
-          if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p}`);
-          assignment.push({ topic, partition: p, offset: start });
+          if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p} (it has ${existing.length}: 0-${existing.length - 1})`);
+          tps.push({ topic, partition: p });
         }
       }
-      await consumer.assign(assignment);
+      const plan = await planStart(consumer, tps, from, reset, values['exit-at-end'] === true);
+      for (const line of plan.notices) process.stderr.write(`kwire consume: ${line}\n`);
+      await consumer.assign(tps.map((tp) => ({ ...tp, offset: plan.offsets.get(tp)! })));
+      if (values['exit-at-end']) watch = new EndWatch(consumer, plan.ends!, plan.offsets, () => void c.close());
     }
 
-    const started = performance.now();
-    let records = 0;
-    let valueBytes = 0;
     let lastRecord = Date.now();
-    const c = consumer;
-    const progress = process.stderr.isTTY
+    progress = process.stderr.isTTY
       ? setInterval(() => {
-          const s = (performance.now() - started) / 1000;
-          process.stderr.write(`\r${records} records, ${(valueBytes / 1048576).toFixed(1)} MiB, ${Math.round(records / Math.max(s, 0.001))} records/s   `);
+          const t = (performance.now() - started) / 1000;
+          process.stderr.write(`\r${records} records, ${(valueBytes / 1048576).toFixed(1)} MiB, ${Math.round(records / Math.max(t, 0.001))} records/s   `);
         }, 500)
       : undefined;
-    const idleTimer = Number.isFinite(idle)
+    idleTimer = Number.isFinite(idle)
       ? setInterval(
           () => {
             if (Date.now() - lastRecord > idle) void c.close();
@@ -191,63 +503,55 @@ export async function run(argv: string[]): Promise<number> {
           Math.min(idle, 200),
         )
       : undefined;
-    let interrupted = false;
-    const stop = () => {
-      interrupted = true;
-      void c.close();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     let out = '';
-    const flush = async () => {
-      if (!out) return;
-      const chunk = out;
-      out = '';
-      if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));
-    };
     outer: for await (const batch of consumer) {
+      let last: ConsumedRecord | undefined;
       for (const r of batch) {
         const value = r.value as Buffer | null;
         valueBytes += value?.length ?? 0;
         if (format === 'json') out += `${JSON.stringify(formatRecord(r))}\n`;
         else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
+        last = r;
         if (++records >= max) {
           // Leaving the loop gives the batch back; what was printed is finished (committed on close).
           batch.markProcessed(r);
           break outer;
         }
+        if (out.length > 1 << 16) {
+          await output.write(out);
+          out = '';
+        }
       }
       lastRecord = Date.now();
-      if (out.length > 1 << 16) await flush();
+      await output.write(out);
+      out = '';
+      if (watch && last) {
+        watch.printed(batch.topic, batch.partition, last.offset + 1n);
+        if (watch.done) {
+          batch.markProcessed(last);
+          break;
+        }
+      }
+      // The reader went away (| head): stop now, without waiting for close() to end the stream.
+      if (output.gone) break;
     }
-    await flush();
+    await output.write(out);
+  } catch (err) {
+    // Ctrl-C during the start (connecting, joining): the close it caused is not a failure.
+    if (signals.exitCode === undefined) {
+      failed = err;
+      throw err;
+    }
+  } finally {
     clearInterval(progress);
     clearInterval(idleTimer);
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-    await consumer.close();
-    const s = (performance.now() - started) / 1000;
-    process.stderr.write(
-      `${progress ? '\n' : ''}kwire consume: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s, ${Math.round(records / Math.max(s, 0.001))} records/s${interrupted ? ' (interrupted)' : ''}\n`,
-    );
-    return 0;
-  } catch (err) {
-    await consumer?.close().catch(() => {});
-    process.stderr.write(`kwire consume: ${(err as Error).message}\n${(err as { usage?: boolean }).usage ? `\n${USAGE}` : ''}`);
-    return (err as { usage?: boolean }).usage ? 2 : 1;
+    watch?.stop();
+    await consumer.close(closeOptions(failed));
+    signals.dispose();
   }
-}
-
-interface ShareArgs {
-  bootstrap?: string;
-  topic?: string[];
-  'share-group': string;
-  ack?: string;
-  format?: string;
-  'max-records'?: string;
-  'idle-exit-ms'?: string;
-  debug?: boolean;
-  [other: string]: unknown;
+  if (output.error) throw new Error(`cannot write to stdout: ${output.error.message}`);
+  const t = (performance.now() - started) / 1000;
+  return finish(`${records} records, ${valueBytes} value bytes, ${t.toFixed(2)} s, ${Math.round(records / Math.max(t, 0.001))} records/s`, progress !== undefined, signals);
 }
 
 /**
@@ -257,41 +561,46 @@ interface ShareArgs {
  * command's flags win, and the acknowledgement mode is explicit whatever they say, since --ack
  * acknowledges each printed record.
  */
-async function consumeShare(values: ShareArgs, props: Record<string, string>): Promise<number> {
-  const group = values['share-group'];
+async function consumeShare(s: Settings): Promise<number> {
+  const { values, props, max, idle, format } = s;
+  const group = values['share-group']!;
   if (!group) fail('--share-group needs a group id');
-  for (const option of ['group', 'partition', 'pattern', 'from', 'isolation', 'assignor', 'protocol', 'instance-id', 'commit']) {
+  for (const option of ['group', 'partition', 'pattern', 'from', 'isolation', 'assignor', 'protocol', 'instance-id', 'commit', 'exit-at-end'] as const) {
     if (values[option] !== undefined) fail(`--${option} does not apply to a share group (--share-group)`);
   }
   const topics = values.topic ?? [];
-  if (!topics.length) fail('give --topic');
+  if (!topics.length) fail('give --topic (-t)');
   const ack = values.ack ?? 'accept';
-  if (ack !== 'accept' && ack !== 'release' && ack !== 'reject') fail(`--ack must be accept, release or reject, not ${ack}`);
-  const format = values.format ?? 'json';
-  if (!['json', 'value', 'none'].includes(format)) fail(`--format must be json, value or none, not ${values.format}`);
-  const max = values['max-records'] === undefined ? Infinity : Number(values['max-records']);
-  if (!(max > 0)) fail('--max-records must be a positive number');
-  const idle = values['idle-exit-ms'] === undefined ? Infinity : Number(values['idle-exit-ms']);
-  if (!(idle > 0)) fail('--idle-exit-ms must be a positive number');
-  const logger: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
-  let consumer: ShareConsumer | undefined;
+  if (ack !== 'accept' && ack !== 'release' && ack !== 'reject') fail(`--ack must be accept, release or reject, not ${JSON.stringify(ack)}`);
+  const base: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
+  const held = values.debug ? undefined : heldLogger(base);
+  const consumer: ShareConsumer = createShareConsumer({
+    ...props,
+    ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
+    ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
+    // Dotted names, as in the file: the flag replaces a group.id there instead of doubling it.
+    'group.id': group,
+    'share.acknowledgement.mode': 'explicit',
+    logger: held?.logger ?? base,
+  });
+  const c = consumer;
+  const output = new Output(process.stdout, () => void c.close());
+  const signals = new Signals(() => void c.close());
+  const started = performance.now();
+  let records = 0;
+  let valueBytes = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let failed: unknown;
   try {
-    consumer = createShareConsumer({
-      ...props,
-      ...(values.bootstrap ? { 'bootstrap.servers': values.bootstrap } : {}),
-      ...(props['client.id'] ? {} : { 'client.id': 'kwire-consume' }),
-      // Dotted names, as in the file: the flag replaces a group.id there instead of doubling it.
-      'group.id': group,
-      'share.acknowledgement.mode': 'explicit',
-      logger,
-    });
-    await consumer.subscribe(topics);
-    const c = consumer;
-    const started = performance.now();
-    let records = 0;
-    let valueBytes = 0;
+    try {
+      await reach(consumer.subscribe(topics), s.bootstrap, s.connectTimeout, signals.stopped);
+    } catch (err) {
+      held?.release(false);
+      throw err;
+    }
+    held?.release(true);
     let lastRecord = Date.now();
-    const idleTimer = Number.isFinite(idle)
+    idleTimer = Number.isFinite(idle)
       ? setInterval(
           () => {
             if (Date.now() - lastRecord > idle) void c.close();
@@ -299,13 +608,6 @@ async function consumeShare(values: ShareArgs, props: Record<string, string>): P
           Math.min(idle, 200),
         )
       : undefined;
-    let interrupted = false;
-    const stop = () => {
-      interrupted = true;
-      void c.close();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
     let out = '';
     outer: for await (const batch of consumer) {
       for (const r of batch as Iterable<ShareRecord>) {
@@ -317,25 +619,30 @@ async function consumeShare(values: ShareArgs, props: Record<string, string>): P
         if (++records >= max) break outer;
       }
       lastRecord = Date.now();
-      if (out) {
-        const chunk = out;
-        out = '';
-        if (!process.stdout.write(chunk)) await new Promise((r) => process.stdout.once('drain', r));
-      }
+      await output.write(out);
+      out = '';
+      if (output.gone) break;
     }
-    if (out && !process.stdout.write(out)) await new Promise((r) => process.stdout.once('drain', r));
-    clearInterval(idleTimer);
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-    await consumer.close();
-    const m = consumer.metrics();
-    const s = (performance.now() - started) / 1000;
-    process.stderr.write(
-      `kwire consume: share group ${group}: ${records} records, ${valueBytes} value bytes, ${s.toFixed(2)} s; acknowledged ${m.acknowledged.accept} accept, ${m.acknowledged.release} release, ${m.acknowledged.reject} reject${m.lockExpired ? `, ${m.lockExpired} lock expired` : ''}${m.acknowledgementErrors ? `, ${m.acknowledgementErrors} refused` : ''}${interrupted ? ' (interrupted)' : ''}\n`,
-    );
-    return m.acknowledgementErrors ? 1 : 0;
+    await output.write(out);
   } catch (err) {
-    await consumer?.close().catch(() => {});
-    throw err;
+    if (signals.exitCode === undefined) {
+      failed = err;
+      throw err;
+    }
+  } finally {
+    clearInterval(idleTimer);
+    // The share consumer's close() takes no timeout: the same bound as closeOptions(), by a race.
+    const closing = consumer.close();
+    await (failed instanceof UnreachableError ? Promise.race([closing, new Promise((r) => setTimeout(r, 500).unref())]) : closing);
+    signals.dispose();
   }
+  if (output.error) throw new Error(`cannot write to stdout: ${output.error.message}`);
+  const m = consumer.metrics();
+  const t = (performance.now() - started) / 1000;
+  const code = finish(
+    `share group ${group}: ${records} records, ${valueBytes} value bytes, ${t.toFixed(2)} s; acknowledged ${m.acknowledged.accept} accept, ${m.acknowledged.release} release, ${m.acknowledged.reject} reject${m.lockExpired ? `, ${m.lockExpired} lock expired` : ''}${m.acknowledgementErrors ? `, ${m.acknowledgementErrors} refused` : ''}`,
+    false,
+    signals,
+  );
+  return m.acknowledgementErrors && code === 0 ? 1 : code;
 }

@@ -75,7 +75,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    process.stderr.write(`kwire: unknown command "${name}"\n\n${usage()}`);
+    const near = Object.keys(COMMANDS).find((c) => c.startsWith(name) || name.startsWith(c));
+    process.stderr.write(`kwire: unknown command "${name}"${near ? ` (did you mean ${near}?)` : ''}; run 'kwire --help' for the commands\n`);
     return 2;
   }
   const mod = await command.load();

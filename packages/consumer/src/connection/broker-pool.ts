@@ -323,8 +323,12 @@ export class BrokerPool {
       // An authentication failure will fail again: wait at least the longest backoff.
       const delay = e.backoff.fail(Date.now(), auth ? this.reconnectBackoffMaxMs : 0);
       e.authError = auth ? (err as Error) : undefined;
-      const fields = { broker: address, nodeId: e.nodeId, purpose: e.purpose, retryInMs: delay, error: (err as Error)?.message };
-      if (auth) this.logger.error('authentication failed', fields);
+      // backoffMs: how long the next attempt to this server waits, if one is made (it is the
+      // caller's to make): not a retry announced.
+      const fields = { broker: address, nodeId: e.nodeId, purpose: e.purpose, backoffMs: delay, error: (err as Error)?.message };
+      // A connect that fails once the pool is closed failed for no one: close() is on purpose.
+      if (this.closed) this.logger.debug('connection failed after close()', fields);
+      else if (auth) this.logger.error('authentication failed', fields);
       else this.logger.warn('connection failed', fields);
       throw isKafkaError(err) || err instanceof Error ? err : new ConnectionError(address, String(err));
     }
