@@ -7,7 +7,8 @@ import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTime
 import { resolveConfig, type ConsumerConfig, type DeserializedKey, type DeserializedValue, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
-import { BrokerResponseError, ClosedError, ConfigError, type DeserializationError } from './errors.js';
+import { BrokerResponseError, ClosedError, ConfigError, UsageError, type DeserializationError } from './errors.js';
+import { AssignedOffsets } from './group/assigned-offsets.js';
 import { resolveAssignors } from './group/assignors/index.js';
 import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subscription } from './group/group-manager.js';
 import { remaining, settledBy } from './deadline.js';
@@ -18,11 +19,12 @@ import type { LatencySummary } from './fetch/latency.js';
 import { PartitionState, tpKey, type ResetTarget } from './state/partition-state.js';
 import { SubscriptionState } from './state/subscription-state.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
-import { runStreams, type RunOptions } from './run.js';
+import { startRun, type InFlightRecord, type RunHandle, type RunOptions } from './run.js';
 import { MessageStream, type StreamOwner } from './streams.js';
+import * as usage from './usage.js';
 import type { TopicPartition } from '@kwire/protocol';
 
-export type { EachBatchPayload, EachMessagePayload, FailurePolicy, ProcessingFailure, RunOptions } from './run.js';
+export type { EachBatchPayload, EachMessagePayload, FailurePolicy, InFlightRecord, ProcessingFailure, RunOptions } from './run.js';
 
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
 export type { TopicPartition } from '@kwire/protocol';
@@ -105,6 +107,10 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   private readonly topicStreams = new Map<string, MessageStream[]>();
   private connected: Promise<void> | undefined;
   private group: GroupManager | undefined;
+  /** Commits of a consumer with a groupId and a manual assignment (made on the first need). */
+  private assignedOffsets: AssignedOffsets | undefined;
+  /** The run() under way, if any: one at a time. */
+  private running: RunHandle | undefined;
   private manual = false;
   private closing: Promise<CloseResult> | undefined;
   private closed = false;
@@ -123,7 +129,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // The process's pool (shared-pool.ts): a consumer created after another one closed finds its buffers.
     this.bufferPool = sharedBufferPool.join(this, retainedFor(c.maxBufferedBytes));
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
-    this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
+    this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, retryBackoffMaxMs: c.retryBackoffMaxMs, logger: c.logger });
     this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
     this.fetcher = new Fetcher({
       subscriptions: this.subscriptions,
@@ -201,27 +207,35 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * Assigns these partitions (replacing the current assignment), without a consumer group. Each
    * starts at its offset, or at auto.offset.reset when none is given.
    */
-  async assign(assignments: readonly PartitionAssignment[]): Promise<void> {
+  async assign(assignments: Iterable<PartitionAssignment>): Promise<void> {
     if (this.closed) throw new ClosedError('the consumer');
-    if (this.group) throw new ConfigError('assign() and subscribe() exclude each other: this consumer is subscribed to a group');
+    if (this.group) throw new UsageError('assign() and subscribe() exclude each other: this consumer is subscribed to a group');
+    const checked = usage.assignments(assignments, !this.config.groupId && this.config.autoOffsetReset === 'none');
     this.manual = true;
     const wanted = new Map<string, PartitionAssignment>();
-    for (const a of assignments) {
-      if (typeof a?.topic !== 'string' || !a.topic || !Number.isInteger(a.partition) || a.partition < 0) {
-        throw new ConfigError(`assign: ${JSON.stringify(a)} is not { topic, partition[, offset] }`);
-      }
-      wanted.set(tpKey(a.topic, a.partition), a);
-    }
-    this.metadata.want(new Set([...wanted.values()].map((a) => a.topic)));
+    for (const a of checked) wanted.set(tpKey(a.topic, a.partition), a);
+    // Only the assigned topics are refreshed (a manual consumer has no other interest).
+    this.metadata.setInterest(new Set([...wanted.values()].map((a) => a.topic)));
     await this.connect();
     const missing = [...new Set([...wanted.values()].map((a) => a.topic))].filter((t) => !this.metadata.topics.get(t)?.partitions.length);
     if (missing.length) await this.metadata.refresh(`assigned topics ${missing.join(', ')}`);
+    // With a groupId, a partition given no offset starts at the group's committed one (as Java's
+    // assign() with group.id), and auto.offset.reset where none is committed.
+    const fromGroup = [...wanted.values()].filter((a) => a.offset === undefined && !this.subscriptions.get(tpKey(a.topic, a.partition)));
+    const committed = this.config.groupId && fromGroup.length > 0 ? await this.offsetsOfAssigned().fetch(fromGroup) : new Map<string, CommittedOffset | null>();
     for (const { key } of [...this.subscriptions.values()]) if (!wanted.has(key)) this.subscriptions.remove(key);
     for (const [key, a] of wanted) {
-      const state = this.subscriptions.get(key) ?? new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
-      const offset = a.offset ?? this.config.autoOffsetReset;
-      if (offset === 'none') throw new ConfigError(`${a.topic}-${a.partition}: no offset given and auto.offset.reset is none`);
-      this.subscriptions.seek(state, startTarget(offset));
+      const known = this.subscriptions.get(key);
+      const state = known ?? new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
+      const c = committed.get(key);
+      if (c) {
+        this.subscriptions.seek(state, c.offset, c.leaderEpoch);
+        this.assignedOffsets?.noteCommitted(a, c.offset);
+      } else if (a.offset !== undefined || !known) {
+        const offset = a.offset ?? this.config.autoOffsetReset;
+        if (offset === 'none') throw new ConfigError(`${a.topic}-${a.partition}: no offset given, none committed, and auto.offset.reset is none`);
+        this.subscriptions.seek(state, startTarget(offset));
+      }
       this.subscriptions.add(state);
     }
   }
@@ -233,8 +247,10 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    */
   async subscribe(subscription: Subscription, listener?: RebalanceListener): Promise<void> {
     if (this.closed) throw new ClosedError('the consumer');
-    if (this.manual) throw new ConfigError('assign() and subscribe() exclude each other: this consumer has a manual assignment');
-    if (!this.config.groupId) throw new ConfigError('subscribe() needs groupId (group.id)');
+    subscription = usage.subscription(subscription);
+    listener = usage.rebalanceListener(listener);
+    if (this.manual) throw new UsageError('assign() and subscribe() exclude each other: this consumer has a manual assignment');
+    if (!this.config.groupId) throw new ConfigError('subscribe() needs groupId (group.id) in the configuration: the group to join');
     await this.connect();
     if (!this.group) {
       let protocol = this.config.groupProtocol;
@@ -281,28 +297,54 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
 
   /** Asks the group for a rebalance now; `reason` goes to the coordinator's log (KIP-800). */
   enforceRebalance(reason = 'the application asked'): void {
-    if (!this.group) throw new ConfigError('enforceRebalance() needs a subscription');
+    if (!this.group) throw new UsageError('enforceRebalance() needs a subscription: call subscribe() first');
     this.group.enforceRebalance(reason);
   }
 
   /** Resolves when the group has first given this member its partitions (rejects if the membership fails). */
   assigned(): Promise<void> {
-    if (!this.group) return Promise.reject(new ConfigError('assigned() is for subscribed consumers'));
+    if (!this.group) return Promise.reject(new UsageError('assigned() is for subscribed consumers: call subscribe() first (with assign() the partitions are yours at once)'));
     return this.group.ready;
   }
 
   /**
-   * Commits offsets to the group: the given ones, or the processed position of every owned
+   * Commits offsets to the group: the given ones (a list of { topic, partition, offset }, or a Map
+   * from { topic, partition } to the offset or { offset, metadata? }: the next offset to read,
+   * the last processed + 1), or the processed position of every owned
    * partition (the offset after the last record of the last batch the application released).
    * Rejects with CommitFailedError when the group refuses (e.g. a rebalance is under way).
    */
-  commitSync(offsets?: readonly OffsetToCommit[]): Promise<void> {
-    if (!this.group) return Promise.reject(new ConfigError('commits need a group: subscribe() first'));
-    return this.group.commit(offsets);
+  commitSync(offsets?: usage.OffsetsToCommit): Promise<void> {
+    let list: OffsetToCommit[] | undefined;
+    try {
+      list = usage.offsetsToCommit(offsets);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.closed) return Promise.reject(new ClosedError('the consumer'));
+    if (this.group) return this.group.commit(list);
+    if (!this.config.groupId) return Promise.reject(new UsageError('commits need a groupId (group.id) in the configuration: they are stored in the group'));
+    return this.offsetsOfAssigned().commit(list);
+  }
+
+  /** The commits of a consumer with a groupId and no subscription (made on the first need). */
+  private offsetsOfAssigned(): AssignedOffsets {
+    this.assignedOffsets ??= new AssignedOffsets({
+      config: this.config,
+      pool: this.pool,
+      metadata: this.metadata,
+      subscriptions: this.subscriptions,
+      meter: this.meter,
+      isClosed: () => this.closed,
+    });
+    return this.assignedOffsets;
   }
 
   /** commitSync without waiting; errors go to the callback (or the 'error' event, or the log). */
-  commitAsync(offsets?: readonly OffsetToCommit[], callback?: (err: Error | undefined) => void): void {
+  commitAsync(offsets?: usage.OffsetsToCommit, callback?: (err: Error | undefined) => void): void {
+    // Wrong arguments are the program's fault: thrown here, not handed to the callback.
+    usage.offsetsToCommit(offsets, 'commitAsync()');
+    if (callback !== undefined && typeof callback !== 'function') throw new UsageError(`commitAsync(): the callback must be a function, not ${usage.shown(callback)}`);
     this.commitSync(offsets).then(
       () => callback?.(undefined),
       (err: Error) => {
@@ -312,16 +354,26 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     );
   }
 
-  /** The group's committed offsets for these partitions (null where none). */
-  async committed(tps: readonly TopicPartition[]): Promise<Map<string, CommittedOffset | null>> {
-    if (!this.group) throw new ConfigError('committed() needs a group: subscribe() first');
-    const id = this.group.membership.identity();
-    return this.group.offsets.fetch(tps, {
-      generationIdOrMemberEpoch: id?.generation ?? -1,
-      memberId: id?.memberId ?? '',
-      groupInstanceId: id?.groupInstanceId ?? null,
-      consumerProtocol: id?.consumerProtocol ?? false,
-    });
+  /**
+   * The group's committed offsets for these partitions (null where none), keyed by the objects
+   * given. Needs a groupId, with subscribe() or assign().
+   */
+  async committed(tps: usage.PartitionList): Promise<Map<TopicPartition, CommittedOffset | null>> {
+    if (this.closed) throw new ClosedError('the consumer');
+    if (!this.config.groupId) throw new UsageError('committed() needs a groupId (group.id) in the configuration: committed offsets are stored in the group');
+    const list = usage.partitionList(tps, 'committed()');
+    await this.connect();
+    let found: Map<string, CommittedOffset | null>;
+    if (this.group) {
+      const id = this.group.membership.identity();
+      found = await this.group.offsets.fetch(list, {
+        generationIdOrMemberEpoch: id?.generation ?? -1,
+        memberId: id?.memberId ?? '',
+        groupInstanceId: id?.groupInstanceId ?? null,
+        consumerProtocol: id?.consumerProtocol ?? false,
+      });
+    } else found = await this.offsetsOfAssigned().fetch(list);
+    return new Map(list.map((tp) => [tp, found.get(tpKey(tp.topic, tp.partition)) ?? null]));
   }
 
   /** The member's place in its group, when it has one. */
@@ -340,11 +392,18 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * not exist or is not visible.
    */
   async partitionsFor(topic: string): Promise<number[]> {
+    topic = usage.topicArgument(topic, 'partitionsFor()');
     await this.connect();
-    this.metadata.want([topic]);
+    const wanted = this.metadata.wants(topic);
+    if (!wanted) this.metadata.probe(topic);
     let info = this.metadata.topics.get(topic);
     if (!info || info.errorCode !== 0) {
-      await this.metadata.refresh(`partitions of ${topic} asked for`);
+      try {
+        await this.metadata.refresh(`partitions of ${topic} asked for`);
+      } finally {
+        // Asked about, not consumed: not refreshed from now on (nor watched for while missing).
+        if (!wanted) this.metadata.unwant(topic);
+      }
       info = this.metadata.topics.get(topic);
     }
     if (!info || info.errorCode !== 0) throw new BrokerResponseError(info?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic}`);
@@ -362,10 +421,9 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * partitions: data queued for a partition that moves is dropped and fetched again from its
    * position, so nothing is lost or delivered twice.
    */
-  streams(spec: Readonly<Record<string, number>>): Record<string, MessageStream<K, V>[]> {
+  streams(spec: Readonly<Record<string, number>> | ReadonlyMap<string, number>): Record<string, MessageStream<K, V>[]> {
     const out: Record<string, MessageStream<K, V>[]> = {};
-    for (const [topic, n] of Object.entries(spec)) {
-      if (!Number.isInteger(n) || n < 1) throw new ConfigError(`streams: ${topic} wants ${n} streams; give a positive integer`);
+    for (const [topic, n] of usage.streamCounts(spec)) {
       const streams = Array.from({ length: n }, (_, i) => new MessageStream(this.streamOwner, topic, i));
       for (const old of this.topicStreams.get(topic) ?? []) old.close();
       this.topicStreams.set(topic, streams);
@@ -410,34 +468,55 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * CorruptRecordError, a fatal group error) reject it, after which the consumer keeps running.
    */
   run<RK = K, RV = V>(options: RunOptions<RK, RV>): Promise<void> {
-    const { eachBatch, eachMessage } = options;
-    if ((eachBatch === undefined) === (eachMessage === undefined)) return Promise.reject(new ConfigError('run() needs exactly one of eachBatch and eachMessage'));
+    if (this.closed || this.closing) return Promise.reject(new ClosedError('the consumer'));
+    if (this.running) return Promise.reject(new UsageError('run() is already running on this consumer: it runs until close(); call it once'));
+    try {
+      usage.checkRunOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const { logger, retryBackoffMs, retryBackoffMaxMs } = this.config;
-    return runStreams(this.allStreams(), options, {
+    const handle = startRun(this.allStreams(), options, {
       logger,
       retryBackoffMs,
       retryBackoffMaxMs,
       backOff: (topic, partition, ms) => this.subscriptions.backOff({ topic, partition }, ms),
+      partition: (topic, partition) => this.subscriptions.get(tpKey(topic, partition)),
     });
+    this.running = handle;
+    // Ended by a 'stop' failure: run() may be called again.
+    const clear = () => {
+      if (this.running === handle) this.running = undefined;
+    };
+    handle.done.then(clear, clear);
+    return handle.done;
   }
 
   /** Moves a partition to an offset (or the start or end of its log): the next record comes from there. */
   seek(tp: TopicPartition, offset: StartOffset): void {
-    this.subscriptions.seek(this.subscriptions.of(tp), startTarget(offset));
+    const checked = usage.seekArguments(tp, offset);
+    this.subscriptions.seek(this.subscriptions.of(checked.tp), checked.target);
   }
 
   /** The offset of the next record the application will get for a partition (null while unknown). */
   position(tp: TopicPartition): bigint | null {
-    return this.subscriptions.of(tp).position;
+    return this.subscriptions.of(usage.topicPartition(tp, 'position()')).position;
   }
 
   /** Stops fetching and delivering these partitions until resume(); what is buffered stays. */
-  pause(tps: readonly TopicPartition[]): void {
-    this.subscriptions.pause(tps);
+  pause(tps: usage.PartitionList): void {
+    const list = usage.partitionList(tps, 'pause()', this.subscriptions.assigned());
+    this.subscriptions.pause(list);
   }
 
-  resume(tps: readonly TopicPartition[]): void {
-    this.subscriptions.resume(tps);
+  /**
+   * Fetches and delivers these partitions again. pause() and resume() take { topic, partition }
+   * items, or kafkajs's { topic, partitions: [0, 1] } ({ topic } alone: every partition of the
+   * topic assigned now), in an array or a Set.
+   */
+  resume(tps: usage.PartitionList): void {
+    const list = usage.partitionList(tps, 'resume()', this.subscriptions.assigned());
+    this.subscriptions.resume(list);
   }
 
   paused(): TopicPartition[] {
@@ -446,23 +525,25 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
 
   /** The partition's high watermark from the last fetch (-1n before one). */
   highWatermark(tp: TopicPartition): bigint {
-    return this.subscriptions.of(tp).highWatermark;
+    return this.subscriptions.of(usage.topicPartition(tp, 'highWatermark()')).highWatermark;
   }
 
   /**
    * The earliest offset of each partition whose record's timestamp is at or after the given time
-   * (Java's offsetsForTimes), null where no record is that late. Keys are the objects given.
+   * (Java's offsetsForTimes), null where no record is that late. Takes a Map from { topic,
+   * partition } to the time, or a list of { topic, partition, timestamp }; the result's keys are
+   * the objects given (the Map's keys, or the list's items).
    */
-  async offsetsForTimes(times: ReadonlyMap<TopicPartition, number | bigint>, options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
-    const wanted = [...times].map(([tp, t]) => ({ tp, timestamp: toTimestamp(t) }));
-    return this.lookUp(wanted, options.timeoutMs);
+  async offsetsForTimes(times: usage.TimesToLookUp, options?: { timeoutMs?: number }): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
+    const wanted = usage.timesToLookUp(times);
+    return this.lookUp(wanted, usage.timeoutOption(options, 'offsetsForTimes()'));
   }
 
   /** The first offset of each partition (its log start). Keys are the objects given. */
-  async beginningOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
+  async beginningOffsets(tps: Iterable<TopicPartition>, options?: { timeoutMs?: number }): Promise<Map<TopicPartition, bigint>> {
     const found = await this.lookUp(
-      tps.map((tp) => ({ tp, timestamp: EARLIEST_TIMESTAMP })),
-      options.timeoutMs,
+      usage.partitionList(tps, 'beginningOffsets()').map((tp) => ({ tp, timestamp: EARLIEST_TIMESTAMP })),
+      usage.timeoutOption(options, 'beginningOffsets()'),
     );
     return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
   }
@@ -471,19 +552,17 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * The end of each partition: the offset the next record will take (the high watermark), or under
    * read_committed the last stable offset. Keys are the objects given.
    */
-  async endOffsets(tps: readonly TopicPartition[], options: { timeoutMs?: number } = {}): Promise<Map<TopicPartition, bigint>> {
+  async endOffsets(tps: Iterable<TopicPartition>, options?: { timeoutMs?: number }): Promise<Map<TopicPartition, bigint>> {
     const found = await this.lookUp(
-      tps.map((tp) => ({ tp, timestamp: LATEST_TIMESTAMP })),
-      options.timeoutMs,
+      usage.partitionList(tps, 'endOffsets()').map((tp) => ({ tp, timestamp: LATEST_TIMESTAMP })),
+      usage.timeoutOption(options, 'endOffsets()'),
     );
     return new Map([...found].map(([tp, o]) => [tp, o?.offset ?? -1n]));
   }
 
   private async lookUp(wanted: { tp: TopicPartition; timestamp: bigint }[], timeoutMs = 60_000): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
+    // (Every caller checked its partitions: usage.ts.)
     if (this.closed) throw new ClosedError('the consumer');
-    for (const { tp } of wanted) {
-      if (typeof tp?.topic !== 'string' || !Number.isInteger(tp.partition) || tp.partition < 0) throw new ConfigError(`${JSON.stringify(tp)} is not { topic, partition }`);
-    }
     await this.connect();
     const byKey = new Map(wanted.map((w) => [tpKey(w.tp.topic, w.tp.partition), w]));
     const { isolationLevel, retryBackoffMs, logger } = this.config;
@@ -496,7 +575,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * under read_committed, to the last stable offset); undefined until a fetch has told.
    */
   currentLag(tp: TopicPartition): bigint | undefined {
-    return this.subscriptions.lag(this.subscriptions.of(tp), this.config.isolationLevel === 'read_committed');
+    return this.subscriptions.lag(this.subscriptions.of(usage.topicPartition(tp, 'currentLag()')), this.config.isolationLevel === 'read_committed');
   }
 
   metrics(): ConsumerMetrics {
@@ -545,6 +624,22 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     const { logger } = this.config;
     const group: GroupCloseReport = { committed: [], uncommitted: [], leftGroup: false };
     let timedOut = false;
+    // run() settles now, even with a callback that hangs: what its callbacks had in hand stays
+    // unfinished (not committed), and is reported.
+    // A callback about to finish (one that called close() without awaiting it, one in the middle
+    // of a short call) is given a moment, so that its record counts as finished; one that hangs,
+    // or awaits this very close(), is not waited for longer.
+    const inFlight = (await this.running?.stop(Math.min(RUN_GRACE_MS, timeoutMs / 4))) ?? [];
+    if (inFlight.length > 0) {
+      logger.warn('close(): callbacks of run() were still running: their records stay uncommitted (delivered again to the next reader)', {
+        records: inFlight.map((r) => `${r.topic}-${r.partition}@${r.offset}`),
+      });
+    }
+    const alreadyCommitted = this.group?.upToDate() ?? this.assignedOffsets?.upToDate() ?? [];
+    if (this.assignedOffsets) {
+      const work = this.assignedOffsets.close(started + Math.max(0, timeoutMs - Math.min(1_000, timeoutMs / 10)), group);
+      if (!(await settledBy(work, deadline))) timedOut = true;
+    }
     if (this.group) {
       // A group member commits what was finished and leaves (or, static, goes quiet) first. Leave
       // the last part of the budget for closing connections.
@@ -570,7 +665,16 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // the same partition twice, and into a result already returned).
     const uncommitted = new Map<string, GroupCloseReport['uncommitted'][number]>();
     for (const o of group.uncommitted) if (!uncommitted.has(tpKey(o.topic, o.partition))) uncommitted.set(tpKey(o.topic, o.partition), o);
-    const result: CloseResult = { durationMs: Date.now() - started, timedOut, committed: [...group.committed], uncommitted: [...uncommitted.values()], leftGroup: group.leftGroup };
+    const reported = new Set([...group.committed, ...uncommitted.values()].map((o) => tpKey(o.topic, o.partition)));
+    const result: CloseResult = {
+      durationMs: Date.now() - started,
+      timedOut,
+      committed: [...group.committed],
+      alreadyCommitted: alreadyCommitted.filter((o) => !reported.has(tpKey(o.topic, o.partition))),
+      uncommitted: [...uncommitted.values()],
+      leftGroup: group.leftGroup,
+      inFlight,
+    };
     if (result.uncommitted.length) {
       logger.warn('close(): finished offsets left uncommitted', { offsets: result.uncommitted.map((o) => `${o.topic}-${o.partition}@${o.offset}: ${o.error}`) });
     }
@@ -579,32 +683,26 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   }
 }
 
+/** How long close() waits for run()'s callbacks under way to settle before it reports them as in flight. */
+const RUN_GRACE_MS = 1_000;
+
 /** What close() did: the group part (commits, leave) and whether it had to cut anything short. */
 export interface CloseResult extends GroupCloseReport {
+  /**
+   * Partitions whose finished offset was already committed before close() (by auto-commit or
+   * commitSync, nothing finished since): nothing to commit on the way out, nothing lost.
+   */
+  alreadyCommitted: OffsetToCommit[];
+  /** Records (eachBatch: batches, from their first unfinished record) whose run() callback had not settled: not committed. */
+  inFlight: InFlightRecord[];
   durationMs: number;
   /** Something was still pending at the deadline and was cut off (connections destroyed). */
   timedOut: boolean;
 }
 
+/** A start offset as the fetch state takes it (checked by usage.ts: a UsageError when it is not one). */
 function startTarget(offset: StartOffset): bigint | ResetTarget {
-  if (offset === 'earliest' || offset === 'latest') return offset;
-  if (typeof offset === 'object' && offset !== null) return { timestamp: toTimestamp(offset.timestamp) };
-  return toOffset(offset);
-}
-
-function toTimestamp(t: unknown): bigint {
-  if (typeof t === 'bigint' && t >= 0n) return t;
-  if (typeof t === 'number' && Number.isSafeInteger(t) && t >= 0) return BigInt(t);
-  throw new ConfigError(`timestamp ${String(t)} is not a non-negative integer of milliseconds since the epoch`);
-}
-
-function toOffset(offset: bigint | number): bigint {
-  if (typeof offset === 'bigint') {
-    if (offset < 0n) throw new ConfigError(`offset ${offset} is negative`);
-    return offset;
-  }
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new ConfigError(`offset ${offset} is not a non-negative safe integer (use a bigint)`);
-  return BigInt(offset);
+  return usage.startOffset(offset, 'start offset');
 }
 
 /**

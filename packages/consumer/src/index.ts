@@ -26,6 +26,8 @@ export {
 } from './metrics/opentelemetry.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
 export type { CloseResult } from './consumer.js';
+export type { InFlightRecord } from './run.js';
+export type { PartitionList, PartitionsOfTopic, OffsetAndMetadata, OffsetsToCommit, TimesToLookUp } from './usage.js';
 export type { FailurePolicy, ProcessingFailure } from './run.js';
 export type { GroupCloseReport } from './group/group-manager.js';
 export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
@@ -55,6 +57,7 @@ export {
   RequestTimeoutError,
   BrokerResponseError,
   ConfigError,
+  UsageError,
   AuthenticationError,
   ClosedError,
   CorruptRecordError,

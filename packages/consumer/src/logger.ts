@@ -1,7 +1,8 @@
 /**
- * kwire logs through this interface: pass your own (pino, console, ...) or none. Messages are
- * short; details go in `fields`. Credentials never reach a logger: the code that handles them
- * logs mechanisms and usernames at most, never passwords or tokens.
+ * kwire logs through this interface: pass your own, or none for the default (warn and error to
+ * stderr), or silentLogger. Messages are short; details go in `fields` (pino's order is the other
+ * way round: `{ warn: (m, f) => pino.warn(f ?? {}, m), ... }`). Credentials never reach a logger:
+ * the code that handles them logs mechanisms and usernames at most, never passwords or tokens.
  */
 export interface Logger {
   debug(message: string, fields?: Record<string, unknown>): void;
@@ -24,3 +25,10 @@ export function consoleLogger(level: 'debug' | 'info' | 'warn' | 'error' = 'info
   };
   return { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') };
 }
+
+/**
+ * What a consumer logs to when given no logger: warn and error, one line each on stderr. What goes
+ * wrong (a handler retried, a poison record, a missing topic, an offset reset) is said where a
+ * user sees it; silentLogger opts out.
+ */
+export const defaultLogger: Logger = consoleLogger('warn');

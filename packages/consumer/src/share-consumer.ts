@@ -4,7 +4,7 @@ import { retainedFor, sharedBufferPool } from './shared-pool.js';
 import { MetadataCache } from './cluster/metadata.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
-import { ClosedError, ConfigError, KafkaError } from './errors.js';
+import { ClosedError, ConfigError, KafkaError, UsageError } from './errors.js';
 import { loopClock, yieldToLoop } from './loop-clock.js';
 import { recordContext, type RecordContext } from './records.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
@@ -99,7 +99,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     const c = this.config;
     this.bufferPool = sharedBufferPool.join(this, retainedFor(c.fetchMaxBytes));
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
-    this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, logger: c.logger });
+    this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, retryBackoffMaxMs: c.retryBackoffMaxMs, logger: c.logger });
     const self = this;
     this.membership = new ShareMembership({
       config: c,
@@ -155,7 +155,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     if (this.closed || this.closing) throw new ClosedError('the share consumer');
     const list = Array.isArray(topics) ? topics : (topics as { topics: readonly string[] }).topics;
     if (!Array.isArray(list) || list.length === 0 || list.some((t) => typeof t !== 'string' || t.length === 0)) {
-      throw new ConfigError('subscribe() needs a non-empty list of topic names');
+      throw new UsageError('subscribe() needs a non-empty list of topic names');
     }
     this.metadata.want(list);
     await this.connect();

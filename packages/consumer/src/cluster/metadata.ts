@@ -46,6 +46,11 @@ export interface MetadataOptions {
   maxAgeMs: number;
   /** retry.backoff.ms: the least time between two refreshes asked for by errors. */
   retryBackoffMs: number;
+  /**
+   * retry.backoff.max.ms: while a topic asked about does not exist, refreshes come at
+   * retry.backoff.ms doubling up to this (1 s when absent), not every metadata.max.age.ms.
+   */
+  retryBackoffMaxMs?: number;
   logger: Logger;
 }
 
@@ -72,6 +77,12 @@ export class MetadataCache {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<(change: MetadataChange) => void>();
   private closed = false;
+  /** Topics asked about that the cluster did not have (said once each, until they appear). */
+  private readonly missing = new Set<string>();
+  /** Topics asked about for partitionsFor() only (see probe()). */
+  private readonly probing = new Set<string>();
+  /** Refreshes in a row that found a topic missing: the backoff grows with them. */
+  private missingStreak = 0;
 
   constructor(
     private readonly send: MetadataSender,
@@ -80,13 +91,39 @@ export class MetadataCache {
 
   /** Adds topics to the set refreshed. */
   want(topics: Iterable<string>): void {
-    for (const t of topics) this.interest.add(t);
+    for (const t of topics) {
+      this.interest.add(t);
+      this.probing.delete(t);
+    }
+  }
+
+  /** Whether a topic is in the set refreshed. */
+  wants(topic: string): boolean {
+    return this.all || this.interest.has(topic);
+  }
+
+  /**
+   * Asks about a topic in the next refreshes without consuming it (partitionsFor): its absence is
+   * the caller's to report, not a warning; unwant() ends it.
+   */
+  probe(topic: string): void {
+    this.interest.add(topic);
+    this.probing.add(topic);
+  }
+
+  /** Takes a probed topic out of the set refreshed. */
+  unwant(topic: string): void {
+    this.interest.delete(topic);
+    this.probing.delete(topic);
+    this.missing.delete(topic);
   }
 
   /** Replaces the set of topics refreshed (a subscription changed). */
   setInterest(topics: Iterable<string>, all = false): void {
     this.interest = new Set(topics);
     this.all = all;
+    for (const t of this.interest) this.probing.delete(t);
+    for (const t of [...this.missing]) if (all || !this.interest.has(t)) this.missing.delete(t);
   }
 
   onChange(listener: (change: MetadataChange) => void): () => void {
@@ -121,7 +158,17 @@ export class MetadataCache {
     this.again = undefined;
     this.inflight = this.fetch(reason).finally(() => {
       this.inflight = undefined;
-      if (!this.closed) this.schedule(this.options.maxAgeMs);
+      if (this.closed) return;
+      if (this.missing.size === 0) {
+        this.missingStreak = 0;
+        this.schedule(this.options.maxAgeMs);
+        return;
+      }
+      // A topic assigned or subscribed before it exists is consumed within a second or so of its
+      // creation (as Java and kafkajs do), not after metadata.max.age.ms (5 minutes).
+      const { retryBackoffMs, retryBackoffMaxMs = 1_000 } = this.options;
+      const wait = Math.min(Math.max(retryBackoffMs, 1) * 2 ** Math.min(this.missingStreak++, 20), Math.max(retryBackoffMs, retryBackoffMaxMs));
+      this.schedule(wait, `topics missing: ${[...this.missing].join(', ')}`);
     });
     return this.inflight;
   }
@@ -180,6 +227,13 @@ export class MetadataCache {
         if (t.errorCode !== ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) {
           this.options.logger.warn('topic metadata error', { topic: t.name, error: errorFor(t.errorCode).name });
         }
+        if (!this.all && this.interest.has(t.name) && !this.probing.has(t.name) && !this.missing.has(t.name)) {
+          this.missing.add(t.name);
+          this.options.logger.warn(`topic ${t.name} does not exist or is not visible to this client: its partitions are consumed once it appears (metadata is checked every second meanwhile)`, {
+            topic: t.name,
+            error: errorFor(t.errorCode).name,
+          });
+        }
         this.topics.set(t.name, { name: t.name, topicId: t.topicId, isInternal: t.isInternal, partitions: [], errorCode: t.errorCode });
         continue;
       }
@@ -195,6 +249,7 @@ export class MetadataCache {
           errorCode: p.errorCode,
         };
       }
+      if (this.missing.delete(t.name)) this.options.logger.info(`topic ${t.name} exists now`, { topic: t.name, partitions: partitions.length });
       const before = this.topics.get(t.name);
       if (!before || before.errorCode !== 0) added.push(t.name);
       else {

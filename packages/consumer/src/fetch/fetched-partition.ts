@@ -1,6 +1,6 @@
 import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type RecordCursor } from '@kwire/protocol';
 import { ConsumerBatch, RecordSpans, type BatchSettlement, type RecordContext, type RecordSpan } from '../records.js';
-import type { Delivery } from '../state/delivery-ledger.js';
+import type { Delivery, LazyProgress } from '../state/delivery-ledger.js';
 import type { PartitionState } from '../state/partition-state.js';
 
 /**
@@ -60,6 +60,10 @@ class DeliveredBatch implements BatchSettlement {
 
   progressed(offset: bigint): void {
     this.state.progressed(this.delivery, offset);
+  }
+
+  progressLater(progress: LazyProgress): void {
+    this.state.progressLater(this.delivery, progress);
   }
 
   giveBack(): void {

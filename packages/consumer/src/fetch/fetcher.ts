@@ -133,6 +133,8 @@ export class Fetcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly nodeBackoff = new Map<number, number>();
   private readonly resetting = new Set<string>();
+  /** Partitions reset because their offset was out of range, and that offset: said when the reset lands. */
+  private readonly outOfRangeFrom = new Map<string, bigint>();
   private readonly contexts = new Map<string, RecordContext>();
   private bufferedBytes = 0;
   private scheduled = false;
@@ -296,6 +298,8 @@ export class Fetcher {
     try {
       return await this.options.pool.get({ host: broker.host, port: broker.port, nodeId: node }, purpose);
     } catch (err) {
+      // close() closed the pool under a connection being opened: nothing failed.
+      if (this.closed) return undefined;
       this.failNode(node, `cannot connect to broker ${node}`, err);
       return undefined;
     }
@@ -404,9 +408,10 @@ export class Fetcher {
           // the check began would move the position under it. Fetched again once it is done (as
           // Java's fetcher drops what it fetched for a partition awaiting validation).
           if (state.validation !== 'none') continue;
-          state.highWatermark = pd.highWatermark;
-          state.lastStableOffset = pd.lastStableOffset;
-          state.logStartOffset = pd.logStartOffset;
+          // An error answer carries -1 for these: keep what the last good answer said.
+          if (pd.highWatermark >= 0n) state.highWatermark = pd.highWatermark;
+          if (pd.lastStableOffset >= 0n) state.lastStableOffset = pd.lastStableOffset;
+          if (pd.logStartOffset >= 0n) state.logStartOffset = pd.logStartOffset;
           if (pd.errorCode !== 0) {
             this.partitionError(state, pd.errorCode, pd.currentLeader, asked.fetchOffset, node);
             continue;
@@ -516,14 +521,8 @@ export class Fetcher {
       state.stream.fail(state.error);
       return;
     }
-    logger.warn('offset out of range: resetting by auto.offset.reset', {
-      topic: state.topic,
-      partition: state.partition,
-      offset: fetchOffset.toString(),
-      to: config.autoOffsetReset,
-      logStartOffset: state.logStartOffset.toString(),
-      highWatermark: state.highWatermark.toString(),
-    });
+    // Said once the reset has found where it lands (resetDone), with the log's range then known.
+    this.outOfRangeFrom.set(state.key, fetchOffset);
     this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: fetchOffset, to: -1n, why: 'offset-out-of-range' });
     state.requestReset(config.autoOffsetReset);
     state.stream.dropPartition(state.key);
@@ -708,6 +707,19 @@ export class Fetcher {
             state.requestReset('latest');
             continue;
           }
+          const from = this.outOfRangeFrom.get(state.key);
+          this.outOfRangeFrom.delete(state.key);
+          if (from !== undefined) {
+            logger.warn(
+              `${t.name}-${r.partitionIndex}: offset ${from} is out of range (${rangeOf(state, r.offset)}): going on from ${state.reset} offset ${r.offset} (auto.offset.reset); seek() to read elsewhere`,
+              {
+                topic: t.name,
+                partition: r.partitionIndex,
+                offset: from.toString(),
+                to: r.offset.toString(),
+              },
+            );
+          }
           logger.debug('offset reset', {
             topic: t.name,
             partition: r.partitionIndex,
@@ -787,4 +799,11 @@ function fetchBody(config: ResolvedConfig, request: SessionRequest, maxWaitMs: n
     forgottenTopicsData: [...forgotten.values()],
     rackId: config.clientRack,
   };
+}
+
+/** The partition's log range as known after a reset to `landed` (the reset's own answer fills in its end of it). */
+function rangeOf(state: PartitionState, landed: bigint): string {
+  const start = state.logStartOffset >= 0n ? state.logStartOffset : state.reset === 'earliest' ? landed : undefined;
+  const end = state.highWatermark >= 0n ? state.highWatermark : state.reset === 'latest' ? landed : undefined;
+  return `the log starts at ${start ?? 'an offset not known yet'} and ends at ${end ?? 'an offset not known yet'}`;
 }

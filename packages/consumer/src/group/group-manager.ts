@@ -1,6 +1,6 @@
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
-import { ConfigError, isKafkaError } from '../errors.js';
+import { ConfigError, isKafkaError, UsageError } from '../errors.js';
 import { settledBy, withDeadline } from '../deadline.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
@@ -156,7 +156,7 @@ export class GroupManager implements MembershipHost {
       matcher = wholeNameMatcher(subscription.pattern);
       metadata.setInterest([], true);
     } else {
-      if (!subscription.topics.length) throw new ConfigError('subscribe: no topics');
+      if (!subscription.topics.length) throw new UsageError('subscribe: no topics');
       metadata.setInterest(subscription.topics);
     }
     this.subscription = subscription;
@@ -201,7 +201,7 @@ export class GroupManager implements MembershipHost {
 
   /** A rebalance now, with a reason the coordinator logs (Java's enforceRebalance). */
   enforceRebalance(reason: string): void {
-    if (!this.subscription) throw new ConfigError('enforceRebalance() needs a subscription');
+    if (!this.subscription) throw new UsageError('enforceRebalance() needs a subscription');
     this.membership.rejoin(`enforced by the application: ${reason}`);
   }
 
@@ -312,6 +312,16 @@ export class GroupManager implements MembershipHost {
   }
 
   async lose(partitions: TopicPartition[], why: string): Promise<void> {
+    if (partitions.length > 0) {
+      this.options.config.logger.warn(
+        'partitions lost: their records are no longer delivered here, and what was finished of them is not committed (the next owner reads them from the committed offset)',
+        {
+          groupId: this.options.config.groupId,
+          partitions: partitions.map((tp) => `${tp.topic}-${tp.partition}`),
+          why,
+        },
+      );
+    }
     for (const tp of partitions) this.drop(tp);
     this.options.emit('lost', { partitions, why });
     await this.callListener('onPartitionsLost', partitions);
@@ -492,6 +502,16 @@ export class GroupManager implements MembershipHost {
   uncommitted(): OffsetToCommit[] {
     return this.pending();
   }
+
+  /** Owned partitions whose finished offset is already committed (nothing finished since the last commit). */
+  upToDate(): OffsetToCommit[] {
+    const out: OffsetToCommit[] = [];
+    for (const s of this.options.subscriptions.values()) {
+      if (!this.ownedPartitions.has(s.key) || s.processed === null || this.lastCommitted.get(s.key) !== s.processed) continue;
+      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+    }
+    return out;
+  }
 }
 
 /**
@@ -505,6 +525,6 @@ export function wholeNameMatcher(pattern: RegExp | string): RegExp {
   try {
     return new RegExp(`^(?:${source})$`, flags);
   } catch (err) {
-    throw new ConfigError(`subscribe: pattern ${JSON.stringify(source)} is not a valid regular expression: ${(err as Error).message}`);
+    throw new UsageError(`subscribe: pattern ${JSON.stringify(source)} is not a valid regular expression: ${(err as Error).message}`);
   }
 }

@@ -1,4 +1,14 @@
 /**
+ * Progress the application made that is counted as it goes and written down (as offsets) only when
+ * the commit point is read: run()'s eachMessage finishes a record with an integer store, not a
+ * bigint and a ledger update per record.
+ */
+export interface LazyProgress {
+  /** Reports what was finished since the last call (through DeliveryLedger.progressed). */
+  flushProgress(): void;
+}
+
+/**
  * One delivered batch of a partition, from the ledger's point of view: the offsets it covers, how
  * far the application has finished it, and whether it is settled.
  */
@@ -14,6 +24,8 @@ export class Delivery {
   /** When it went to the application (performance.now()), and how many records: for metrics. */
   deliveredAt = 0;
   records = 0;
+  /** Progress counted but not yet written into `done` (see LazyProgress). */
+  lazy: LazyProgress | undefined;
 
   constructor(
     /** The partition's position when it was delivered (control records before it included). */
@@ -46,11 +58,23 @@ export class DeliveryLedger {
 
   /** The offset a commit may carry now (null until the partition has a starting offset). */
   get commitPoint(): bigint | null {
+    this.flushLazy();
     return this.point;
   }
 
   get commitPointEpoch(): number {
+    this.flushLazy();
     return this.pointEpoch;
+  }
+
+  /** Progress on `d` will be reported by `progress` when the commit point is read. */
+  progressLater(d: Delivery, progress: LazyProgress): void {
+    if (!d.dropped && !d.settled) d.lazy = progress;
+  }
+
+  private flushLazy(): void {
+    // (A flush moves the point, which takes settled deliveries out of `open`: walk a copy.)
+    if (this.open.length > 0 && this.open.some((d) => d.lazy !== undefined)) for (const d of [...this.open]) d.lazy?.flushProgress();
   }
 
   /** Deliveries not yet settled or not yet passed by the commit point. */

@@ -1,6 +1,6 @@
 import type { MessageStream } from '../streams.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
-import { DeliveryLedger, type Delivery } from './delivery-ledger.js';
+import { DeliveryLedger, type Delivery, type LazyProgress } from './delivery-ledger.js';
 
 /** Where a reset goes: the start or end of the log, or the first record at or after a time. */
 export type ResetTarget = 'earliest' | 'latest' | { timestamp: bigint };
@@ -142,6 +142,11 @@ export class PartitionState {
   /** The application finished the records of a delivery before `offset`. */
   progressed(d: Delivery, offset: bigint): void {
     this.ledger.progressed(d, offset);
+  }
+
+  /** The application's progress on a delivery is counted by `progress`, reported when a commit asks. */
+  progressLater(d: Delivery, progress: LazyProgress): void {
+    this.ledger.progressLater(d, progress);
   }
 
   /**

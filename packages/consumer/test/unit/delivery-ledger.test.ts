@@ -158,4 +158,26 @@ test('a random schedule of finishes, partial marks and give-backs never passes a
   }
 });
 
+test("progress counted lazily (run()'s eachMessage) is in the commit point whenever it is read, in delivery order", () => {
+  const l = ledgerAt(0n);
+  const a = l.delivered(0n, 100n, 1);
+  const b = l.delivered(100n, 200n, 1);
+  // What each batch counted finished so far, reported as an offset when asked.
+  const counted = new Map([
+    [a, 0n],
+    [b, 0n],
+  ]);
+  const lazy = (d: typeof a) => ({ flushProgress: () => l.progressed(d, counted.get(d)!) });
+  l.progressLater(a, lazy(a));
+  l.progressLater(b, lazy(b));
+  counted.set(b, 150n);
+  assert.is(l.commitPoint, 0n, 'b is ahead of a: nothing moves');
+  counted.set(a, 40n);
+  assert.is(l.commitPoint, 40n, 'a counted 40 records: the point is there without any call but the read');
+  counted.set(a, 100n);
+  l.finished(a);
+  assert.is(l.commitPoint, 150n, "a finished: b's counted progress follows");
+  assert.is(l.abandoned(b), 150n, 'given back: delivered again from the first record not counted');
+});
+
 test.run();
