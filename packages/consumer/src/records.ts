@@ -1,6 +1,9 @@
+import { inspect, type InspectOptionsStylized } from 'node:util';
 import { readHeaders, RecordReleasedError, RecordView, type RecordBatch, type RecordHeader, type RecordPlace } from '@kwire/protocol';
 import type { Deserializer } from './config.js';
-import { ConfigError, CorruptRecordError, DeserializationError } from './errors.js';
+import { CorruptRecordError, DeserializationError, UsageError } from './errors.js';
+import type { LazyProgress } from './state/delivery-ledger.js';
+import { displayHeaders, displayTimestamp, displayValue, headersToJson, inspectAs, marker, printable, valueToJson, type RecordJson } from './record-json.js';
 
 /**
  * What the application receives. Records are zero-copy: keys, values and header values are views
@@ -260,7 +263,7 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
 
   keep(): KeptRecord<K, V> {
     const copy = (b: unknown) => (Buffer.isBuffer(b) ? Buffer.from(b) : b);
-    return {
+    return printable({
       topic: this.topic,
       partition: this.partition,
       offset: this.offset,
@@ -269,11 +272,93 @@ export class ConsumedRecord<K = unknown, V = unknown> implements ConsumerRecord<
       value: copy(this.value) as V,
       headers: this.headers.map((h) => ({ key: h.key, value: h.value === null ? null : Buffer.from(h.value) })),
       leaderEpoch: this.leaderEpoch,
+    });
+  }
+
+  /**
+   * What JSON.stringify(record) writes (RecordJson): the offset as a decimal string, key and value as
+   * UTF-8 text when they are valid UTF-8 (else `{ base64 }`; a deserialized one as itself), headers
+   * as `[{ key, value }]` by the same rule. A released record gives its place and `released: true`.
+   */
+  toJSON(): RecordJson {
+    const released = this.wireBatch.data === null;
+    const data: Pick<RecordJson, 'timestamp' | 'key' | 'value' | 'headers'> = {};
+    if (released) {
+      const { k, v } = this.deserializedParts();
+      if (k !== UNSET) data.key = k;
+      if (v !== UNSET) data.value = v;
+    } else {
+      data.timestamp = this.timestamp;
+      data.key = valueToJson(this.partOrBytes('key'));
+      data.value = valueToJson(this.partOrBytes('value'));
+      data.headers = headersToJson(this.headers);
+    }
+    const deliveryCount = (this as { deliveryCount?: unknown }).deliveryCount;
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      offset: this.offset.toString(),
+      ...data,
+      leaderEpoch: this.leaderEpoch,
+      ...(typeof deliveryCount === 'number' ? { deliveryCount } : {}),
+      ...(released ? { released: true as const } : {}),
     };
   }
 
-  toJSON(): unknown {
-    return { topic: this.topic, partition: this.partition, offset: this.offset.toString(), timestamp: this.timestamp };
+  /**
+   * What util.inspect and console.log show: the record's place, timestamp, key, value (long ones
+   * cut) and headers; never the batch's memory (which holds other records' bytes). A released
+   * record says so instead of showing bytes.
+   */
+  [inspect.custom](depth: number | null, options: InspectOptionsStylized): string {
+    const name = this.constructor.name;
+    const fields: Record<string, unknown> = { topic: this.topic, partition: this.partition, offset: this.offset };
+    if (this.wireBatch.data === null) {
+      const { k, v } = this.deserializedParts();
+      const gone = marker('released with its batch');
+      Object.assign(fields, { timestamp: gone, key: k === UNSET ? gone : displayValue(k), value: v === UNSET ? gone : displayValue(v), headers: gone });
+    } else {
+      Object.assign(fields, {
+        timestamp: displayTimestamp(this.timestamp),
+        key: this.displayPart('key'),
+        value: this.displayPart('value'),
+        headers: displayHeaders(this.headers),
+      });
+    }
+    fields.leaderEpoch = this.leaderEpoch;
+    const deliveryCount = (this as { deliveryCount?: unknown }).deliveryCount;
+    if (typeof deliveryCount === 'number') fields.deliveryCount = deliveryCount;
+    return inspectAs(name, `${this.topic}-${this.partition}@${this.offset}`, fields, depth, options);
+  }
+
+  /** A key or value for printing; the raw bytes when its deserializer fails (toJSON must not throw). */
+  private partOrBytes(part: 'key' | 'value'): unknown {
+    try {
+      return part === 'key' ? this.key : this.value;
+    } catch (err) {
+      if (!(err instanceof DeserializationError)) throw err;
+      const w = this.read();
+      return part === 'key' ? w.key : w.value;
+    }
+  }
+
+  /** A key or value as inspect shows it; a deserializer's failure shown, not thrown. */
+  private displayPart(part: 'key' | 'value'): unknown {
+    try {
+      return displayValue(part === 'key' ? this.key : this.value);
+    } catch (err) {
+      if (!(err instanceof DeserializationError)) throw err;
+      return marker(`does not deserialize: ${(err.cause as Error)?.message ?? String(err.cause)}`);
+    }
+  }
+
+  /**
+   * The key and value a released record still has: deserialized ones outlive the batch; bytes
+   * (Buffer views) do not, their memory is reused.
+   */
+  private deserializedParts(): { k: unknown; v: unknown } {
+    const kept = (x: unknown) => (x === UNSET || x instanceof Uint8Array ? UNSET : x);
+    return { k: kept(this.k), v: kept(this.v) };
   }
 }
 
@@ -351,6 +436,8 @@ function locate(batch: RecordBatch, data: Buffer, p: number): boolean {
 export interface BatchSettlement {
   /** The application finished every record before `offset`. */
   progressed(offset: bigint): void;
+  /** The application's progress is counted by `progress` and reported when a commit asks for it. */
+  progressLater(progress: LazyProgress): void;
   /** The batch is given back with what was not marked processed unfinished: deliver it again. */
   giveBack(): void;
   /** The batch ends at `offset` after all: what follows is delivered again (later). */
@@ -371,8 +458,12 @@ export interface BatchSettlement {
  *  - the commit point of a partition never passes a batch still held (retained, or in a callback
  *    that has not settled), whatever happens to later batches.
  */
-export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<ConsumedRecord<K, V>> {
+export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<ConsumedRecord<K, V>>, LazyProgress {
   private retains = 0;
+  /** Records finished as counted by countFinished(), and how many of them were marked since. */
+  private finishedCount = 0;
+  private flushedCount = 0;
+  private counting = false;
   private released = false;
   private givenBack = false;
   /** The offset after the last record marked processed, or -1n. */
@@ -552,12 +643,38 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
   markProcessed(record: { readonly offset: bigint } | bigint | number): void {
     const offset = typeof record === 'object' ? record.offset : BigInt(record);
     if (offset < this.firstOffset || offset > this.lastOffset) {
-      throw new ConfigError(`markProcessed: offset ${offset} is not in this batch of ${this.topic}-${this.partition} (${this.firstOffset}..${this.lastOffset})`);
+      throw new UsageError(`markProcessed: offset ${offset} is not in this batch of ${this.topic}-${this.partition} (${this.firstOffset}..${this.lastOffset})`);
     }
     const next = offset === this.lastOffset ? this.nextOffset : offset + 1n;
     if (next <= this.marked) return;
     this.marked = next;
     this.settlement.progressed(next);
+  }
+
+  /**
+   * @internal The first `n` records are finished (run()'s eachMessage, after each callback): an
+   * integer store per record; the offsets are marked when a commit reads the commit point (see
+   * LazyProgress), or when the batch is given back.
+   */
+  countFinished(n: number): void {
+    this.finishedCount = n;
+    if (!this.counting) {
+      this.counting = true;
+      this.settlement.progressLater(this);
+    }
+  }
+
+  /** @internal Marks what countFinished() counted since the last call. */
+  flushProgress(): void {
+    const n = this.finishedCount;
+    if (n <= this.flushedCount || this.released) return;
+    this.flushedCount = n;
+    this.markProcessed(this.records[n - 1]!);
+  }
+
+  /** @internal A derived batch's counted progress, reported through this one's settlement. */
+  progressLater(progress: LazyProgress): void {
+    this.settlement.progressLater(progress);
   }
 
   /** Some but not all of the batch was marked processed. */
@@ -582,6 +699,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
    */
   giveBack(): void {
     if (this.released) return;
+    this.flushProgress();
     if (!this.givenBack && !this.fullyProcessed) {
       this.givenBack = true;
       this.settlement.giveBack();
@@ -616,6 +734,41 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
   get isReleased(): boolean {
     return this.released;
   }
+
+  /** What JSON.stringify(batch) writes: where the batch is and how many records, not their bytes (offsets as decimal strings). */
+  toJSON(): { topic: string; partition: number; count: number; firstOffset?: string; lastOffset?: string; nextOffset: string; highWatermark: string; released?: true } {
+    const { first, last } = this.printedOffsets();
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      count: this.count,
+      firstOffset: first?.toString(),
+      lastOffset: last?.toString(),
+      nextOffset: this.nextOffset.toString(),
+      highWatermark: this.highWatermark.toString(),
+      ...(this.released ? { released: true as const } : {}),
+    };
+  }
+
+  /** What util.inspect and console.log show: the batch's place, offsets and size, not its records' bytes. */
+  [inspect.custom](depth: number | null, options: InspectOptionsStylized): string {
+    const { first, last } = this.printedOffsets();
+    const fields: Record<string, unknown> = { topic: this.topic, partition: this.partition, count: this.count };
+    if (first !== undefined && last !== undefined) Object.assign(fields, { firstOffset: first, lastOffset: last });
+    Object.assign(fields, { nextOffset: this.nextOffset, highWatermark: this.highWatermark });
+    if (this.released) fields.released = true;
+    return inspectAs(this.constructor.name, `${this.topic}-${this.partition} ${this.count} records to ${this.nextOffset}`, fields, depth, options);
+  }
+
+  /**
+   * The first and last offsets for printing: read from the records while the batch is live; once
+   * it is released only those read before (undefined otherwise), never a read of memory that may
+   * hold other records now.
+   */
+  private printedOffsets(): { first: bigint | undefined; last: bigint | undefined } {
+    if (!this.released) return { first: this.firstOffset, last: this.lastOffset };
+    return { first: this.first, last: this.last };
+  }
 }
 
 /**
@@ -625,6 +778,7 @@ export class ConsumerBatch<K = unknown, V = unknown> implements Iterable<Consume
 export class ReleaseOnlySettlement implements BatchSettlement {
   constructor(private readonly onRelease: () => void) {}
   progressed(): void {}
+  progressLater(): void {}
   giveBack(): void {}
   cut(): void {}
   released(): void {
@@ -637,6 +791,9 @@ export class DerivedSettlement implements BatchSettlement {
   constructor(private readonly original: ConsumerBatch) {}
   progressed(offset: bigint): void {
     if (offset > this.original.firstOffset) this.original.markProcessed(offset >= this.original.nextOffset ? this.original.lastOffset : offset - 1n);
+  }
+  progressLater(progress: LazyProgress): void {
+    this.original.progressLater(progress);
   }
   giveBack(): void {
     this.original.giveBack();
