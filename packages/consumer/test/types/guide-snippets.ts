@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import {
   bridgeOpenTelemetry,
-  ConfigError,
   createConsumer,
   DeserializationError,
   isKafkaError,
@@ -16,6 +15,7 @@ import {
   type ConsumedRecord,
   type KeptRecord,
   type RebalanceListener,
+  UsageError,
 } from '../../src/index.js';
 import type { Consumer, TopicPartition } from '../../src/index.js';
 
@@ -151,7 +151,7 @@ export async function errorCodes(): Promise<void> {
     await consumer.commitSync();
   } catch (err) {
     if (isKafkaError(err) && err.retriable) consumer.commitAsync();
-    else if (err instanceof ConfigError) console.error('not a group member:', err.message);
+    else if (err instanceof UsageError) console.error('no group to commit to:', err.message);
     else throw err;
   }
 }
@@ -190,4 +190,33 @@ export async function securityFromProperties(): Promise<void> {
     'sasl.jaas.config': 'org.apache.kafka.common.security.scram.ScramLoginModule required username="billing" password="secret";',
     'ssl.ca.location': '/etc/kafka/ca.pem',
   });
+}
+
+export async function fromKafkajs(): Promise<void> {
+  const consumer = createConsumer({
+    clientId: 'billing-service', // kafkajs: new Kafka({ clientId, brokers })
+    bootstrapServers: 'broker1:9092,broker2:9092',
+    groupId: 'billing', // kafkajs: kafka.consumer({ groupId })
+    autoOffsetReset: 'earliest', // kafkajs: subscribe({ topics, fromBeginning: true })
+    keyDeserializer: 'string',
+    valueDeserializer: 'json',
+  });
+  await consumer.subscribe({ topics: ['invoices'] }); // no connect(): the first call connects
+  const running = consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      const headers = Object.fromEntries(message.headers.map((h) => [h.key, h.value?.toString()])); // kafkajs's shape
+      console.log(topic, partition, message.offset, new Date(message.timestamp), message.key, message.value, headers);
+    },
+  });
+  process.once('SIGTERM', () => void consumer.close({ timeoutMs: 10_000 })); // kafkajs: disconnect()
+  await running; // unlike kafkajs's, kwire's run() settles when the consumer is closed
+}
+
+export async function fromKafkajsManual(): Promise<void> {
+  const tp = { topic: 'invoices', partition: 0 };
+  consumer.seek(tp, 42n); // kafkajs: seek({ topic, partition, offset: '42' })
+  await consumer.commitSync([{ ...tp, offset: 43n }]); // kafkajs: commitOffsets([{ topic, partition, offset: '43' }])
+  const committed = await consumer.committed([tp]); // kafkajs: admin.fetchOffsets({ groupId, topics })
+  const found = await consumer.offsetsForTimes([{ ...tp, timestamp: Date.parse('2026-12-04T09:00:00Z') }]);
+  console.log(committed.get(tp)?.offset, [...found.values()][0]?.offset);
 }
