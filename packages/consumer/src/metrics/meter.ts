@@ -1,5 +1,5 @@
 import { channel } from 'node:diagnostics_channel';
-import { LatencyWindow, type LatencySummary } from '../fetch/latency.js';
+import { LatencyWindow, type LatencySummary } from './latency.js';
 
 /**
  * What a service watches its consumer by, counted where it happens at batch granularity (never per

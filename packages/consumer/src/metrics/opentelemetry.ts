@@ -2,9 +2,8 @@
 // it statically (the types below are structural, so a Meter of any 1.x API fits them), and
 // openTelemetryMeter() loads it only when called. The library imports and runs without it.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { Consumer } from '../consumer.js';
 import { ConfigError } from '../errors.js';
-import { ShareConsumer, type ShareConsumerMetrics } from '../share-consumer.js';
+import type { ConsumerMetrics, ShareConsumerMetrics } from './types.js';
 
 /** Attribute values as OpenTelemetry takes them. */
 export type OtelAttributes = Record<string, string | number | boolean>;
@@ -33,6 +32,23 @@ export interface OpenTelemetryBridgeOptions {
   attributes?: OtelAttributes;
   /** Instrument names start with this (default "kwire.consumer", "kwire.share_consumer" for a ShareConsumer). */
   prefix?: string;
+}
+
+/**
+ * What the bridge reads of a Consumer: its metrics() and the configuration fields of the base
+ * attributes (structural, so that the metrics layer never imports the consumer classes). The
+ * consumer itself is also what its diagnostics_channel messages carry, to tell them apart.
+ */
+export interface MeteredConsumer {
+  readonly config: { readonly clientId: string; readonly groupId?: string | null };
+  metrics(): ConsumerMetrics;
+}
+
+/** What the bridge reads of a ShareConsumer: the same, and acknowledge(), which only a share group member has. */
+export interface MeteredShareConsumer {
+  readonly config: { readonly clientId: string; readonly groupId?: string | null };
+  metrics(): ShareConsumerMetrics;
+  acknowledge(...args: never[]): unknown;
 }
 
 export interface OpenTelemetryBridge {
@@ -82,8 +98,8 @@ interface BatchMessage {
  * in the application (once per batch, by its first record, as metrics() counts them; attribute
  * messaging.destination.name), successful commits' duration and rebalances' duration.
  */
-export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown> | ShareConsumer<unknown, unknown>, options: OpenTelemetryBridgeOptions): OpenTelemetryBridge {
-  const share = consumer instanceof ShareConsumer;
+export function bridgeOpenTelemetry(consumer: MeteredConsumer | MeteredShareConsumer, options: OpenTelemetryBridgeOptions): OpenTelemetryBridge {
+  const share = isShareConsumer(consumer);
   const { meter, base, counter, gauge, histogram } = instrumentsOf(options, share ? 'kwire.share_consumer' : 'kwire.consumer', consumer.config);
   if (share) return bridgeShareConsumer(consumer, meter, base, counter, gauge);
 
@@ -187,6 +203,11 @@ export function bridgeOpenTelemetry(consumer: Consumer<unknown, unknown> | Share
   });
 }
 
+/** A share group member: the one of the two that acknowledges records (KIP-932). */
+function isShareConsumer(consumer: MeteredConsumer | MeteredShareConsumer): consumer is MeteredShareConsumer {
+  return typeof (consumer as Partial<MeteredShareConsumer>).acknowledge === 'function';
+}
+
 /** `base` plus `name` set to a value, one object per value (made once, not per measurement). */
 function attributesWith(base: OtelAttributes, name: string): (value: string) => OtelAttributes {
   const made = new Map<string, OtelAttributes>();
@@ -221,7 +242,7 @@ function instrumentsOf(options: OpenTelemetryBridgeOptions, defaultPrefix: strin
  * records held and not settled, the assigned partitions and the member epoch. A share consumer
  * sends no diagnostics_channel messages, so there are no histograms.
  */
-function bridgeShareConsumer(consumer: ShareConsumer<unknown, unknown>, meter: OtelMeter, base: OtelAttributes, counter: Instrument, gauge: Instrument): OpenTelemetryBridge {
+function bridgeShareConsumer(consumer: MeteredShareConsumer, meter: OtelMeter, base: OtelAttributes, counter: Instrument, gauge: Instrument): OpenTelemetryBridge {
   // Each instrument with the figure of metrics() it shows (every point with the base attributes).
   const shown: [object, (m: ShareConsumerMetrics) => number][] = [
     [counter('records.acquired', 'Records acquired from the share group (each delivery counts).', '{record}'), (m) => m.recordsAcquired],

@@ -1,6 +1,5 @@
-import type { ConsumerMetrics } from '../consumer.js';
-import type { LatencySummary } from '../fetch/latency.js';
-import type { ShareConsumerMetrics } from '../share-consumer.js';
+import type { LatencySummary } from './latency.js';
+import type { ConsumerMetrics, ShareConsumerMetrics } from './types.js';
 
 /**
  * consumer.metrics() in the Prometheus text exposition format (version 0.0.4), for a /metrics

@@ -1,5 +1,4 @@
 import { KafkaProtocolError } from '../errors.js';
-import type { RecordView } from './record.js';
 
 /**
  * Control records: the single record of a control batch (attributes bit 5).
@@ -32,7 +31,11 @@ export interface ControlRecord {
   markerVersion: number;
 }
 
-export function parseControlRecord(record: RecordView): ControlRecord {
+/**
+ * The control record of a control batch, from its key and value: a RecordView, or any object
+ * with the two (structural, so that this module needs nothing of the batch that reads it).
+ */
+export function parseControlRecord(record: { readonly key: Buffer | null; readonly value: Buffer | null }): ControlRecord {
   const key = record.key;
   if (key === null || key.length < 4) {
     throw new KafkaProtocolError(`control record key of ${key === null ? 'null' : `${key.length} bytes`}, needs 4`, {

@@ -2,18 +2,21 @@
 // record batches, with CRC-32C and the four codecs. Buffer ownership: see pool/buffer-pool.ts.
 export {
   RecordBatch,
-  RecordBatchReader,
   RecordCursor,
-  readRecordBatches,
-  decodeRecordBatch,
+  RecordView,
+  RecordReleasedError,
+  readHeaders,
   RECORD_BATCH_OVERHEAD,
   LOG_OVERHEAD,
-  MIN_RECORD_SIZE,
   type RecordBatchDecodeOptions,
+  type RecordHeader,
+  type RecordPlace,
   type TimestampType,
 } from './record-batch.js';
-export { RecordView, RecordReleasedError, headerKey, readHeaders, type RecordHeader, type RecordPlace } from './record.js';
-import { RecordView } from './record.js';
+export { RecordBatchReader, readRecordBatches, decodeRecordBatch } from './reader.js';
+export { MIN_RECORD_SIZE } from './record-decode.js';
+export { headerKey } from './header-key.js';
+import { RecordView } from './record-batch.js';
 /** @deprecated The wire record is RecordView; this name shadowed TypeScript's built-in Record. */
 export const Record = RecordView;
 /** @deprecated The wire record is RecordView. */

@@ -2,9 +2,9 @@ import { KafkaProtocolError, toProtocolError, type ProtocolErrorReason } from '.
 import { COMPRESSION_TYPES, DEFAULT_MAX_DECOMPRESSED_BYTES, decompress, type CompressionType } from '../compression/index.js';
 import { defaultBufferPool, type BufferPool } from '../pool/buffer-pool.js';
 import { bufferView } from './buffer-view.js';
-import { crc32c } from './crc32c.js';
 import { parseControlRecord, type ControlRecord } from './control.js';
-import { RecordView, RecordReleasedError, type RecordPlace } from './record.js';
+import { headerKey } from './header-key.js';
+import { MIN_RECORD_SIZE, offsetDeltaOf, readRecord, recordEnd, type RecordFields } from './record-decode.js';
 
 /*
  * RecordBatch (magic v2), the unit a Fetch partition's `records` bytes are made of:
@@ -14,9 +14,7 @@ import { RecordView, RecordReleasedError, type RecordPlace } from './record.js';
  *   baseTimestamp int64 · maxTimestamp int64 · producerId int64 · producerEpoch int16 ·
  *   baseSequence int32 · recordsCount int32 · records (compressed as one stream when codec != 0)
  *
- *   Record: length varint · attributes int8 · timestampDelta varlong · offsetDelta varint ·
- *   keyLength varint (-1 null) · key · valueLength varint (-1 null) · value ·
- *   headerCount varint · [headerKeyLength varint · headerKey · headerValueLength varint (-1 null) · headerValue]
+ *   Record: see record-decode.ts (one record's bytes), and RecordView below (one record's view).
  *
  * Work is done as late as the consumer allows: RecordBatchReader.next() reads one batch header and
  * checks its CRC; decompression and record decoding wait for records() (or cursor()), so a batch a
@@ -28,12 +26,10 @@ import { RecordView, RecordReleasedError, type RecordPlace } from './record.js';
 export const RECORD_BATCH_OVERHEAD = 61;
 /** baseOffset + batchLength: the part of the header batchLength does not count. */
 export const LOG_OVERHEAD = 12;
-/** Header bytes up to and including magic: what must be there to tell a batch from a legacy message. */
-const HEADER_SIZE_UP_TO_MAGIC = 17;
-/** The CRC covers attributes (byte 21) to the end of the batch. */
-const CRC_START = 21;
-/** The fewest bytes one record can take: length, attributes, timestampDelta, offsetDelta, key, value, headerCount. */
-export const MIN_RECORD_SIZE = 7;
+/** @internal Header bytes up to and including magic: what must be there to tell a batch from a legacy message. */
+export const HEADER_SIZE_UP_TO_MAGIC = 17;
+/** @internal The CRC covers attributes (byte 21) to the end of the batch. */
+export const CRC_START = 21;
 
 export type TimestampType = 'CreateTime' | 'LogAppendTime';
 
@@ -46,13 +42,15 @@ export interface RecordBatchDecodeOptions {
   pool?: BufferPool | null;
 }
 
-interface DecodeSettings {
+/** @internal */
+export interface DecodeSettings {
   checkCrc: boolean;
   maxDecompressedBytes: number;
   pool: BufferPool | null;
 }
 
-function settings(options: RecordBatchDecodeOptions | undefined): DecodeSettings {
+/** @internal */
+export function settings(options: RecordBatchDecodeOptions | undefined): DecodeSettings {
   const max = options?.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES;
   if (!(max >= 0) || !Number.isSafeInteger(max)) throw new RangeError(`maxDecompressedBytes must be a non-negative integer, got ${max}`);
   return {
@@ -62,11 +60,13 @@ function settings(options: RecordBatchDecodeOptions | undefined): DecodeSettings
   };
 }
 
-function batchError(reason: ProtocolErrorReason, detail: string, offset: number, path: string): KafkaProtocolError {
+/** @internal */
+export function batchError(reason: ProtocolErrorReason, detail: string, offset: number, path: string): KafkaProtocolError {
   return new KafkaProtocolError(detail, { reason, offset, path });
 }
 
-function int32(b: Buffer, o: number): number {
+/** @internal */
+export function int32(b: Buffer, o: number): number {
   return (b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!;
 }
 
@@ -630,339 +630,250 @@ export class RecordCursor {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Record decoding: the hot loop. Varints are read with plain byte arithmetic; one- and two-byte
- * values take the inline fast path (a 100 B record's length and value length, and offset and
- * timestamp deltas past 63, are two bytes: in a call each, they were 6.6% of the 100 B profile).
- * The read position lives in a module variable so the readers return plain numbers without
- * allocating; everything here is synchronous, so nothing else can move it in between.
+ * The records of a batch, viewed. In this module with RecordBatch because each names the other in
+ * its API (a record's batch, a batch's records and cursor): two modules would import each other.
  * ------------------------------------------------------------------------------------------- */
 
-let at = 0;
+/**
+ * One record of a decoded batch, as a view: numbers locating its parts in the batch's bytes, which
+ * it does not own. (Named RecordView, not Record, so that it neither shadows TypeScript's built-in
+ * Record<K, V> where it is imported nor hides that it is only valid while its batch is.)
+ *
+ * Why an object of numbers rather than decoded fields: a consumer hands out millions of records a
+ * second and most applications read only the value (often only as a string). So decoding a record
+ * stores where its parts are (plain integers, no Buffers, no strings, no bigints) and the getters
+ * build the Buffer views, header arrays and bigint offsets only when asked. The record object and
+ * its slot in the batch's array are the whole per-record allocation. All fields are set by the
+ * decoder before the record is handed out and the class never adds properties later, so every
+ * RecordView shares one hidden class and property reads stay monomorphic in the consumer's loop.
+ *
+ * Lifetime: key, value and header values are views into the batch's bytes (the fetch response
+ * frame, or the batch's decompression buffer). They are valid until the batch is released, see the
+ * ownership rule in pool/buffer-pool.ts. After release the getters that would read those bytes
+ * throw RecordReleasedError instead of returning whatever the buffer holds by then; a Buffer taken
+ * before release is not protected: copy it (Buffer.from(record.value)) to keep it longer. (The
+ * getters throw after release even for a null key or value, so a use-after-release bug shows up
+ * on the first record rather than on the first non-null one.)
+ *
+ * Getters that allocate (key, value, headers, offset, timestampBigInt) build a new object on each
+ * call: keep the result in a variable rather than calling them twice.
+ */
+export class RecordView {
+  /** The batch this record belongs to (its base offset, timestamps, producer, bytes). */
+  batch: RecordBatch;
+  /** Where the record (its length varint) starts in the batch's decoded bytes. */
+  position = 0;
+  /** Record attributes byte; unused by Kafka so far (0). */
+  attributes = 0;
+  /**
+   * timestamp - batch.baseTimestamp, in ms. NaN when the delta lies outside the safe integer range
+   * (only a hostile or absurd batch does that): `timestamp` then throws and `timestampBigInt` is exact.
+   */
+  timestampDelta = 0;
+  /** offset - batch.baseOffset. */
+  offsetDelta = 0;
+  /** Position of the key bytes in the batch's decoded bytes; -1 for a null key. */
+  keyOffset = -1;
+  /** Key length in bytes, -1 for a null key. */
+  keyLength = -1;
+  /** Position of the value bytes; -1 for a null value. */
+  valueOffset = -1;
+  /** Value length in bytes, -1 for a null value (a tombstone). */
+  valueLength = -1;
+  /** Position of the first header. */
+  headersOffset = 0;
+  headerCount = 0;
 
-function recordError(reason: ProtocolErrorReason, detail: string, offset: number, index: number, field: string, header: number): KafkaProtocolError {
-  const path = header < 0 ? `records/${index}/${field}` : `records/${index}/headers/${header}/${field}`;
-  return new KafkaProtocolError(detail, { reason, offset, path });
+  constructor(batch: RecordBatch) {
+    this.batch = batch;
+  }
+
+  /** The record's offset: baseOffset + offsetDelta. A new bigint on each call: see offsetNumber. */
+  get offset(): bigint {
+    return this.batch.baseOffset + BigInt(this.offsetDelta);
+  }
+
+  /**
+   * The offset as a number, without allocating a bigint: exact up to Number.MAX_SAFE_INTEGER (2^53,
+   * far past any real log); past it a KafkaProtocolError (read `offset`).
+   */
+  get offsetNumber(): number {
+    const o = this.batch.baseOffsetNumber + this.offsetDelta;
+    if (o <= Number.MAX_SAFE_INTEGER) return o;
+    throw new KafkaProtocolError(`record offset ${this.offset} is outside the safe integer range; read offset`, { reason: 'invalid-value' });
+  }
+
+  /**
+   * The bytes keyOffset, valueOffset and headersOffset point into (the fetch response, or the
+   * batch's decompression buffer): for reading a record without making a Buffer view of it, e.g.
+   * `r.data.toString('utf8', r.valueOffset, r.valueOffset + r.valueLength)`. Valid, like every
+   * part of the record, until the batch is released; RecordReleasedError after.
+   */
+  get data(): Buffer {
+    return this.bytes();
+  }
+
+  /**
+   * Milliseconds since the epoch: baseTimestamp + timestampDelta for CreateTime batches, the
+   * batch's maxTimestamp for LogAppendTime batches (as the Java client does). Exact, or a
+   * KafkaProtocolError when the value is outside the safe integer range (use timestampBigInt).
+   */
+  get timestamp(): number {
+    const b = this.batch;
+    if (b.timestampType === 'LogAppendTime') return b.maxTimestamp;
+    const t = b.baseTimestamp + this.timestampDelta;
+    if (Number.isSafeInteger(t)) return t;
+    throw new KafkaProtocolError(`record timestamp ${this.timestampBigInt} is outside the safe integer range; read timestampBigInt`, {
+      reason: 'invalid-value',
+    });
+  }
+
+  /** The timestamp, exact over the whole int64 range. */
+  get timestampBigInt(): bigint {
+    const b = this.batch;
+    if (b.timestampType === 'LogAppendTime') return b.maxTimestampBigInt;
+    const delta = Number.isNaN(this.timestampDelta) ? this.exactTimestampDelta() : BigInt(this.timestampDelta);
+    return BigInt.asIntN(64, b.baseTimestampBigInt + delta);
+  }
+
+  /** The producer sequence of this record: baseSequence + offsetDelta, wrapping past int32 max; -1 if none. */
+  get sequence(): number {
+    const base = this.batch.baseSequence;
+    if (base < 0) return -1;
+    const d = this.offsetDelta;
+    return base > 0x7fffffff - d ? d - (0x7fffffff - base) - 1 : base + d;
+  }
+
+  /** True for the marker of a control batch (consumers never show these to applications). */
+  get isControl(): boolean {
+    return this.batch.isControl;
+  }
+
+  /** A view of the key bytes, or null. */
+  get key(): Buffer | null {
+    this.bytes();
+    if (this.keyLength < 0) return null;
+    return this.batch.viewOf(this.keyOffset, this.keyLength);
+  }
+
+  /** A view of the value bytes, or null (a tombstone). */
+  get value(): Buffer | null {
+    this.bytes();
+    if (this.valueLength < 0) return null;
+    return this.batch.viewOf(this.valueOffset, this.valueLength);
+  }
+
+  /** The key decoded as text (UTF-8 by default) without making a view first; null for a null key. */
+  keyString(encoding: BufferEncoding = 'utf8'): string | null {
+    const data = this.bytes();
+    if (this.keyLength < 0) return null;
+    return data.toString(encoding, this.keyOffset, this.keyOffset + this.keyLength);
+  }
+
+  /** The value decoded as text (UTF-8 by default) without making a view first; null for a tombstone. */
+  valueString(encoding: BufferEncoding = 'utf8'): string | null {
+    const data = this.bytes();
+    if (this.valueLength < 0) return null;
+    return data.toString(encoding, this.valueOffset, this.valueOffset + this.valueLength);
+  }
+
+  /** The headers, in order (keys may repeat). A new array on every call. */
+  get headers(): RecordHeader[] {
+    this.bytes();
+    return readHeaders(this.batch, this.headersOffset, this.headerCount);
+  }
+
+  /** The batch's decoded bytes, or RecordReleasedError once it has been released. */
+  private bytes(): Buffer {
+    const data = this.batch.data;
+    if (data === null) throw new RecordReleasedError(this.batch);
+    return data;
+  }
+
+  /** Re-reads a timestampDelta too large for a number, exactly. */
+  private exactTimestampDelta(): bigint {
+    const data = this.bytes();
+    pos = this.position;
+    uvarintZigzag(data); // the record length
+    pos += 1; // attributes
+    let u = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = data[pos++]!;
+      u |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) break;
+      shift += 7n;
+    }
+    return BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
+  }
 }
-
-/** What shortVarint() returns for a varint of more than two bytes (or none before `end`). */
-const NOT_SHORT = 0x7fffffff;
 
 /**
- * A zig-zag varint of one or two bytes at `at`, not past `end` (the same for int32 and int64: two
- * bytes hold 14 bits), or NOT_SHORT for the slow path to read (and check) instead.
+ * What the decoder writes about one record (RecordView's positional fields): RecordBatch.readRecordAt
+ * fills any object of this shape, so that a consumer can keep its own record class (one object
+ * moved along, with fields of its own) without wrapping a RecordView.
  */
-function shortVarint(buf: Buffer, end: number): number {
-  const p = at;
-  if (p < end) {
-    const b = buf[p]!;
-    if (b < 0x80) {
-      at = p + 1;
-      return (b >>> 1) ^ -(b & 1);
+export interface RecordPlace extends RecordFields {
+  batch: RecordBatch;
+}
+
+export interface RecordHeader {
+  key: string;
+  /** A view of the header value bytes, or null. */
+  value: Buffer | null;
+}
+
+/**
+ * The `count` headers of a record starting at `at` in the batch's data (just after the header
+ * count), as a new array: keys through the table of recent keys, values as views into the data
+ * (RecordBatch.viewOf). For records of a batch not released, which the decoder has checked already
+ * (RecordView, and the consumer's own record classes): no bounds checks.
+ */
+export function readHeaders(batch: RecordBatch, at: number, count: number): RecordHeader[] {
+  const data = batch.data!;
+  const out = new Array<RecordHeader>(count);
+  pos = at;
+  for (let h = 0; h < count; h++) {
+    const keyLength = uvarintZigzag(data);
+    const key = headerKey(data, pos, keyLength);
+    pos += keyLength;
+    const valueLength = uvarintZigzag(data);
+    let value: Buffer | null = null;
+    if (valueLength >= 0) {
+      value = batch.viewOf(pos, valueLength);
+      pos += valueLength;
     }
-    if (p + 1 < end) {
-      const c = buf[p + 1]!;
-      if (c < 0x80) {
-        at = p + 2;
-        const u = (b & 0x7f) | (c << 7);
-        return (u >>> 1) ^ -(u & 1);
-      }
-    }
+    out[h] = { key, value };
   }
-  return NOT_SHORT;
+  return out;
 }
 
-/** Zig-zag varint (int32) at `at`, not past `end`. */
-function varint(buf: Buffer, end: number, index: number, field: string, header: number): number {
-  const v = shortVarint(buf, end);
-  return v !== NOT_SHORT ? v : varintSlow(buf, end, index, field, header);
+/**
+ * A record's bytes were read after its batch was released (the lifetime rule). It carries the
+ * consumer's KafkaError brand, so `isKafkaError()` of @kwire/consumer recognizes it.
+ */
+export class RecordReleasedError extends Error {
+  override name = 'RecordReleasedError';
+  readonly code = 'KWIRE_RECORD_RELEASED';
+  readonly retriable = false;
+  get [Symbol.for('kwire.KafkaError')](): true {
+    return true;
+  }
+  constructor(batch: RecordBatch) {
+    super(`record batch at offset ${batch.baseOffset} was released; its records can no longer be read`);
+  }
 }
 
-function varintSlow(buf: Buffer, end: number, index: number, field: string, header: number): number {
-  const start = at;
-  let p = start;
+// Read position for the lazy getters above (synchronous use only).
+let pos = 0;
+
+/** Zig-zag varint at `pos`, already validated by the decoder. */
+function uvarintZigzag(data: Buffer): number {
   let u = 0;
   for (let shift = 0; ; shift += 7) {
-    if (p >= end) throw recordError('truncated', `${field} varint runs past the end of the record`, start, index, field, header);
-    const b = buf[p++]!;
-    if (shift === 28) {
-      // The 5th byte may only carry the top 4 bits: anything more is a 6th byte or bits past 32.
-      if (b > 0x0f) throw recordError('varint-too-long', `${field} varint longer than 5 bytes`, start, index, field, header);
-      u |= b << 28;
-      break;
-    }
+    const b = data[pos++]!;
     u |= (b & 0x7f) << shift;
     if (b < 0x80) break;
   }
-  at = p;
   return (u >>> 1) ^ -(u & 1);
-}
-
-/**
- * Zig-zag varlong (int64) at `at` as a number: exact when the value is a safe integer, NaN when it
- * is not (the caller then keeps the bytes' position and reads a bigint on demand).
- */
-function varlong(buf: Buffer, end: number, index: number, field: string): number {
-  const v = shortVarint(buf, end);
-  return v !== NOT_SHORT ? v : varlongSlow(buf, end, index, field);
-}
-
-function varlongSlow(buf: Buffer, end: number, index: number, field: string): number {
-  const start = at;
-  let p = start;
-  // Up to 4 bytes (28 bits) in int32 arithmetic: the usual case (deltas under ~1.5 days) then
-  // returns a small integer, which V8 keeps unboxed, rather than a double it would allocate.
-  let u = 0;
-  for (let shift = 0; shift < 28; shift += 7) {
-    if (p >= end) throw recordError('truncated', `${field} varlong runs past the end of the record`, start, index, field, -1);
-    const b = buf[p++]!;
-    u |= (b & 0x7f) << shift;
-    if (b < 0x80) {
-      at = p;
-      return (u >>> 1) ^ -(u & 1);
-    }
-  }
-  // 5 to 7 bytes: at most 49 bits, still exact in a double, and so is the zig-zag step.
-  let scale = 0x10000000;
-  for (let i = 4; i < 10; i++) {
-    if (p >= end) throw recordError('truncated', `${field} varlong runs past the end of the record`, start, index, field, -1);
-    const b = buf[p++]!;
-    if (i === 9 && b > 1) throw recordError('varint-too-long', `${field} varlong longer than 64 bits`, start, index, field, -1);
-    if (b < 0x80) {
-      at = p;
-      if (i < 7) {
-        u += b * scale;
-        return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
-      }
-      return exactVarlong(buf, start, p);
-    }
-    if (i < 7) u += (b & 0x7f) * scale;
-    scale *= 128;
-  }
-  throw recordError('varint-too-long', `${field} varlong longer than 10 bytes`, start, index, field, -1);
-}
-
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** A varlong of 8-10 bytes (rare: non-minimal or huge), via bigint; NaN outside the safe range. */
-function exactVarlong(buf: Buffer, from: number, to: number): number {
-  let u = 0n;
-  for (let p = to - 1; p >= from; p--) u = (u << 7n) | BigInt(buf[p]! & 0x7f);
-  const v = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
-  return v > MAX_SAFE || v < -MAX_SAFE ? Number.NaN : Number(v);
-}
-
-/** Where the record at p ends (`at` is left just after its length): its length read and checked, for readRecord and for skipping. */
-function recordEnd(buf: Buffer, p: number, end: number, index: number): number {
-  at = p;
-  const length = varint(buf, end, index, 'length', -1);
-  if (length < MIN_RECORD_SIZE - 1 || length > end - at) {
-    throw recordError('invalid-length', `record length ${length} (${end - at} bytes left, at least ${MIN_RECORD_SIZE - 1} needed)`, p, index, 'length', -1);
-  }
-  return at + length;
-}
-
-/**
- * The offsetDelta of the record whose body recordEnd() has just found (it starts at `at` and ends
- * at bodyEnd): the length is read once, for the skip and for this.
- */
-function offsetDeltaOf(buf: Buffer, bodyEnd: number, index: number): number {
-  at++; // attributes
-  varlong(buf, bodyEnd, index, 'timestampDelta');
-  return varint(buf, bodyEnd, index, 'offsetDelta', -1);
-}
-
-/**
- * Decodes the record at p (records end at `end`) into rec; returns where the next record starts.
- * Every length is checked against the bytes the record declares before it is used, and the fields
- * must use up exactly the declared length (as the Java client checks).
- */
-function readRecord(rec: RecordPlace, buf: Buffer, p: number, end: number, index: number): number {
-  const bodyEnd = recordEnd(buf, p, end, index);
-  const bodyStart = at;
-  const attributes = (buf[bodyStart]! << 24) >> 24;
-  at = bodyStart + 1;
-  const timestampDelta = varlong(buf, bodyEnd, index, 'timestampDelta');
-  const offsetDelta = varint(buf, bodyEnd, index, 'offsetDelta', -1);
-
-  let start = at;
-  const keyLength = varint(buf, bodyEnd, index, 'key', -1);
-  let keyOffset = -1;
-  if (keyLength !== -1) {
-    if (keyLength < 0 || keyLength > bodyEnd - at) {
-      throw recordError('invalid-length', `key length ${keyLength}, ${bodyEnd - at} bytes left in the record`, start, index, 'key', -1);
-    }
-    keyOffset = at;
-    at += keyLength;
-  }
-
-  start = at;
-  const valueLength = varint(buf, bodyEnd, index, 'value', -1);
-  let valueOffset = -1;
-  if (valueLength !== -1) {
-    if (valueLength < 0 || valueLength > bodyEnd - at) {
-      throw recordError('invalid-length', `value length ${valueLength}, ${bodyEnd - at} bytes left in the record`, start, index, 'value', -1);
-    }
-    valueOffset = at;
-    at += valueLength;
-  }
-
-  start = at;
-  const headerCount = varint(buf, bodyEnd, index, 'headers', -1);
-  // A header takes at least 2 bytes (two one-byte lengths): check before walking them.
-  if (headerCount < 0 || headerCount * 2 > bodyEnd - at) {
-    throw recordError('invalid-length', `header count ${headerCount}, ${bodyEnd - at} bytes left in the record`, start, index, 'headers', -1);
-  }
-  const headersOffset = at;
-  for (let h = 0; h < headerCount; h++) {
-    start = at;
-    const hk = varint(buf, bodyEnd, index, 'key', h);
-    if (hk < 0 || hk > bodyEnd - at) {
-      throw recordError('invalid-length', `header key length ${hk}, ${bodyEnd - at} bytes left in the record`, start, index, 'key', h);
-    }
-    at += hk;
-    start = at;
-    const hv = varint(buf, bodyEnd, index, 'value', h);
-    if (hv < -1 || hv > bodyEnd - at) {
-      throw recordError('invalid-length', `header value length ${hv}, ${bodyEnd - at} bytes left in the record`, start, index, 'value', h);
-    }
-    if (hv > 0) at += hv;
-  }
-  if (at !== bodyEnd) {
-    throw recordError('invalid-length', `record length ${bodyEnd - bodyStart}, but its fields take ${at - bodyStart} bytes`, p, index, 'length', -1);
-  }
-
-  rec.position = p;
-  rec.attributes = attributes;
-  rec.timestampDelta = timestampDelta;
-  rec.offsetDelta = offsetDelta;
-  rec.keyOffset = keyOffset;
-  rec.keyLength = keyLength;
-  rec.valueOffset = valueOffset;
-  rec.valueLength = valueLength;
-  rec.headersOffset = headersOffset;
-  rec.headerCount = headerCount;
-  return bodyEnd;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Batch framing
- * ------------------------------------------------------------------------------------------- */
-
-/**
- * Reads the record batches of one Fetch partition's `records` bytes, one per next() call.
- *
- * A batch whose declared length runs past the end of the bytes is the partial batch brokers leave
- * when they cut a response at its byte limit (as Java's ByteBufferLogInputStream, fewer than 17
- * bytes, or fewer than 12 + batchLength): iteration ends quietly and `truncatedTail` says how many
- * bytes were left unread. A response whose bytes hold no whole batch at all then shows as
- * batchesRead === 0 with truncatedTail > 0 (Java calls that a stuck fetch: raise the byte limits).
- *
- * Anything else malformed throws KafkaProtocolError and the reader stays failed (next() throws the
- * same error again): after a bad length or CRC there is no trustworthy place to resume.
- */
-export class RecordBatchReader implements Iterable<RecordBatch> {
-  readonly buffer: Buffer;
-  readonly end: number;
-  /** Where the next batch starts. */
-  position: number;
-  /** Bytes of a partial trailing batch left unread (0 when the bytes ended on a batch boundary). */
-  truncatedTail = 0;
-  /** Whole batches returned so far. */
-  batchesRead = 0;
-  private readonly settings: DecodeSettings;
-  private failure: KafkaProtocolError | null = null;
-
-  constructor(records: Buffer, options?: RecordBatchDecodeOptions, start = 0, end = records.length) {
-    if (!(start >= 0 && start <= end && end <= records.length)) {
-      throw new RangeError(`bad range [${start}, ${end}) of a ${records.length}-byte buffer`);
-    }
-    this.buffer = records;
-    this.position = start;
-    this.end = end;
-    this.settings = settings(options);
-  }
-
-  /** True once the bytes are used up (whole batches and a possible partial tail). */
-  get done(): boolean {
-    return this.failure === null && this.position === this.end;
-  }
-
-  /** The next whole batch, or null at the end (including a partial tail, see truncatedTail). */
-  next(): RecordBatch | null {
-    if (this.failure !== null) throw this.failure;
-    const buf = this.buffer;
-    const pos = this.position;
-    const remaining = this.end - pos;
-    if (remaining === 0) return null;
-    if (remaining < HEADER_SIZE_UP_TO_MAGIC) return this.tail(remaining);
-    const magic = (buf[pos + 16]! << 24) >> 24;
-    if (magic !== 2) {
-      throw this.fail(
-        magic === 0 || magic === 1
-          ? batchError('unsupported-version', `legacy message set (magic ${magic}): kwire decodes only magic 2 record batches (Kafka 0.11+)`, pos + 16, 'magic')
-          : batchError('unsupported-version', `unknown record batch magic ${magic}`, pos + 16, 'magic'),
-      );
-    }
-    const batchLength = int32(buf, pos + 8);
-    if (batchLength < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) {
-      throw this.fail(batchError('invalid-length', `batchLength ${batchLength} is shorter than a batch header`, pos + 8, 'batchLength'));
-    }
-    if (batchLength > remaining - LOG_OVERHEAD) return this.tail(remaining);
-    const batchEnd = pos + LOG_OVERHEAD + batchLength;
-    const attributes = (buf[pos + 21]! << 8) | buf[pos + 22]!;
-    if (this.settings.checkCrc) {
-      const stored = int32(buf, pos + 17) >>> 0;
-      const actual = crc32c(buf, pos + CRC_START, batchEnd);
-      if (stored !== actual) {
-        throw this.fail(batchError('crc-mismatch', `record batch CRC-32C is 0x${hex(stored)}, the bytes give 0x${hex(actual)} (batch at offset ${buf.readBigInt64BE(pos)})`, pos + 17, 'crc'));
-      }
-    }
-    if ((attributes & 7) > 4) {
-      throw this.fail(batchError('compression', `unknown compression codec ${attributes & 7}`, pos + 21, 'attributes'));
-    }
-    const recordCount = int32(buf, pos + 57);
-    if (recordCount < 0) {
-      throw this.fail(batchError('invalid-length', `recordsCount ${recordCount}`, pos + 57, 'recordCount'));
-    }
-    const batch = new RecordBatch(buf, pos, this.settings);
-    this.position = batchEnd;
-    this.batchesRead++;
-    return batch;
-  }
-
-  *[Symbol.iterator](): Iterator<RecordBatch> {
-    for (let b = this.next(); b !== null; b = this.next()) yield b;
-  }
-
-  private tail(remaining: number): null {
-    this.truncatedTail = remaining;
-    this.position = this.end;
-    return null;
-  }
-
-  private fail(err: KafkaProtocolError): KafkaProtocolError {
-    return (this.failure = err);
-  }
-}
-
-function hex(n: number): string {
-  return n.toString(16).padStart(8, '0');
-}
-
-/** A reader over one Fetch partition's records bytes. */
-export function readRecordBatches(records: Buffer, options?: RecordBatchDecodeOptions): RecordBatchReader {
-  return new RecordBatchReader(records, options);
-}
-
-/**
- * The one batch at the start of `bytes`, which must be whole (a partial batch is a 'truncated'
- * error here, not a quiet end). Bytes after it are ignored; use RecordBatchReader for several.
- */
-export function decodeRecordBatch(bytes: Buffer, options?: RecordBatchDecodeOptions): RecordBatch {
-  const reader = new RecordBatchReader(bytes, options);
-  const batch = reader.next();
-  if (batch === null) {
-    throw new KafkaProtocolError(`no whole record batch in ${bytes.length} bytes`, { reason: 'truncated', offset: 0 });
-  }
-  return batch;
 }
