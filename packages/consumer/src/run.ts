@@ -1,5 +1,6 @@
 import type { Logger } from './logger.js';
-import type { ConsumedRecord, ConsumerBatch } from './records.js';
+import { tpKey } from './tp-key.js';
+import type { ConsumedRecord, ConsumerBatch } from './records/index.js';
 import type { MessageStream } from './streams.js';
 
 export interface EachBatchPayload<K = unknown, V = unknown> {
@@ -133,7 +134,7 @@ export function startRun<K, V>(streams: readonly MessageStream[], options: RunOp
         batch.giveBack();
         return;
       }
-      const key = `${batch.topic}\u0000${batch.partition}`;
+      const key = tpKey(batch.topic, batch.partition);
       let i = 0;
       const here = { batch, index: 0 };
       current[n] = here;

@@ -2,7 +2,8 @@ import { CorruptRecordError, type DeserializationError } from './errors.js';
 import { decodeBatch } from './deserialize.js';
 import { loopClock, yieldToLoop } from './loop-clock.js';
 import type { FetchedPartition } from './fetch/fetched-partition.js';
-import type { ConsumedRecord, ConsumerBatch } from './records.js';
+import type { ConsumedRecord, ConsumerBatch } from './records/index.js';
+import type { PartitionState } from './state/partition-state.js';
 
 /** What a stream needs from the consumer that feeds it. */
 export interface StreamOwner {
@@ -18,6 +19,10 @@ export interface StreamOwner {
   readonly deserializationErrorPolicy: 'stop' | 'skip';
   /** A record failed to deserialize: 'stop' pauses its partition, 'skip' reports it. */
   deserializationFailed(err: DeserializationError, policy: 'stop' | 'skip'): void;
+  /** The next batch of a partition's fetched data, its position advanced (the fetch collector). */
+  collect(data: FetchedPartition, max: number): ConsumerBatch | null;
+  /** Corrupt data at the partition's position: fetched again from there (and fails again until a seek). */
+  corrupt(state: PartitionState): void;
 }
 
 /** How often a stream held back by mayDeliver() looks again. */
@@ -54,6 +59,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
   private closed = false;
   /** When control last went back to the event loop (see take()). */
 
+  /** @internal Streams are made by the consumer (its default stream, streams()). */
   constructor(
     private readonly owner: StreamOwner,
     /** The topic this stream serves, or undefined for the consumer's default stream. */
@@ -61,7 +67,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
     readonly index: number,
   ) {}
 
-  /** The fetcher hands over one partition's data; `caughtUp`: it ends at the partition's high watermark. */
+  /** @internal The fetcher hands over one partition's data; `caughtUp`: it ends at the partition's high watermark. */
   push(data: FetchedPartition, caughtUp = false): void {
     if (this.closed) {
       data.drop();
@@ -183,7 +189,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           i++;
           continue;
         }
-        if (data.generation !== state.generation || state.stream !== this) {
+        if (data.generation !== state.generation) {
           // Stale: the partition was sought, reset or moved since this was fetched.
           data.drop();
           this.removeAt(i);
@@ -196,7 +202,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
         }
         let batch: ConsumerBatch | null;
         try {
-          batch = data.next(this.owner.maxPollRecords);
+          batch = this.owner.collect(data, this.owner.maxPollRecords);
         } catch (err) {
           // Corrupt data (bad CRC, malformed record): never skip it silently. The undelivered rest
           // is dropped, the partition will be fetched again from the same position, and the
@@ -204,7 +210,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           data.drop();
           this.removeAt(i);
           drained = true;
-          state.refetch();
+          this.owner.corrupt(state);
           throw new CorruptRecordError(state.topic, state.partition, state.position ?? -1n, err);
         }
         if (data.done) {

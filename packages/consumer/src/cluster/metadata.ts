@@ -251,7 +251,7 @@ export class MetadataCache {
       }
       if (this.missing.delete(t.name)) this.options.logger.info(`topic ${t.name} exists now`, { topic: t.name, partitions: partitions.length });
       const before = this.topics.get(t.name);
-      if (!before || before.errorCode !== 0) added.push(t.name);
+      if (before?.errorCode !== 0) added.push(t.name);
       else {
         if (before.partitions.length !== partitions.length) resized.push(t.name);
         for (const p of partitions) {

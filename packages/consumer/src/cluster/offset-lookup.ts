@@ -1,14 +1,12 @@
-import { errorFor, ListOffsets } from '@kwire/protocol';
+import { errorFor } from '@kwire/protocol';
 import type { BrokerPool } from '../connection/index.js';
 import { BrokerResponseError, RequestTimeoutError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { TopicPartition } from '../state/subscription-state.js';
+import type { TopicPartition } from '@kwire/protocol';
 import type { MetadataCache } from './metadata.js';
-import { groupBy } from '../group-by.js';
+import { byLeader, listOffsets } from './list-offsets.js';
 
-/** ListOffsets' special timestamps. */
-export const EARLIEST_TIMESTAMP = -2n;
-export const LATEST_TIMESTAMP = -1n;
+export { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP } from './list-offsets.js';
 
 export interface OffsetAndTimestamp {
   offset: bigint;
@@ -43,37 +41,24 @@ export async function lookUpOffsets(
   metadata.want(topics);
   if ([...topics].some((t) => !metadata.topics.get(t)?.partitions.length)) await metadata.refresh('offsets looked up');
   for (let attempt = 0; left.size > 0; attempt++) {
-    const byLeader = new Map<number, { key: string; tp: TopicPartition; timestamp: bigint }[]>();
     const retry = new Map<string, { tp: TopicPartition; timestamp: bigint }>();
     let lastError: Error | undefined;
-    for (const [key, w] of left) {
+    for (const w of left.values()) {
       const info = metadata.topics.get(w.tp.topic);
       if (info && info.errorCode !== 0 && !errorFor(info.errorCode).retriable) throw new BrokerResponseError(info.errorCode, `ListOffsets ${w.tp.topic}`);
-      const leader = metadata.leaderOf(w.tp.topic, w.tp.partition);
-      if (!leader) {
-        retry.set(key, w);
-        continue;
-      }
-      let list = byLeader.get(leader.leaderId);
-      if (!list) byLeader.set(leader.leaderId, (list = []));
-      list.push({ key, ...w });
     }
+    const { byNode, noLeader } = byLeader(
+      [...left].map(([key, w]) => ({ key, topic: w.tp.topic, partition: w.tp.partition, tp: w.tp, timestamp: w.timestamp })),
+      metadata,
+    );
+    for (const item of noLeader) retry.set(item.key, item);
     await Promise.all(
-      [...byLeader].map(async ([nodeId, list]) => {
+      [...byNode].map(async ([nodeId, list]) => {
         const broker = metadata.brokers.get(nodeId);
         try {
           if (!broker) throw new Error(`broker ${nodeId} unknown`);
           const conn = await pool.get({ host: broker.host, port: broker.port, nodeId }, 'data');
-          const byTopic = groupBy(list, (item) => item.tp.topic);
-          const res = await conn.request(ListOffsets, {
-            replicaId: -1,
-            isolationLevel: options.isolationLevel === 'read_committed' ? 1 : 0,
-            topics: [...byTopic].map(([name, items]) => ({
-              name,
-              partitions: items.map((i) => ({ partitionIndex: i.tp.partition, currentLeaderEpoch: metadata.topics.get(name)?.partitions[i.tp.partition]?.leaderEpoch ?? -1, timestamp: i.timestamp })),
-            })),
-            timeoutMs: Math.max(1, Math.min(30_000, deadline - Date.now())),
-          });
+          const res = await listOffsets(conn, list, { metadata, isolationLevel: options.isolationLevel, timeoutMs: Math.max(1, Math.min(30_000, deadline - Date.now())) });
           for (const t of res.topics) {
             for (const r of t.partitions) {
               const item = list.find((i) => i.tp.topic === t.name && i.tp.partition === r.partitionIndex);

@@ -1,24 +1,10 @@
 import { ControlRecordType, readRecordBatches, type BufferPool, type RecordBatch, type RecordBatchReader, type RecordCursor } from '@kwire/protocol';
-import { ConsumerBatch, RecordSpans, type BatchSettlement, type RecordContext, type RecordSpan } from '../records.js';
+import type { SharedFrame } from '../connection/shared-frame.js';
+import { ConsumerBatch, RecordSpans, type BatchSettlement, type RecordContext, type RecordSpan } from '../records/index.js';
 import type { Delivery, LazyProgress } from '../state/delivery-ledger.js';
 import type { PartitionState } from '../state/partition-state.js';
-
-/**
- * A response frame shared by the partitions it carries: released when the last of them, and the
- * last batch delivered from it, lets go.
- */
-export class SharedFrame {
-  private refs = 1;
-  constructor(private readonly releaseFrame: () => void) {}
-  retain(): void {
-    this.refs++;
-  }
-  release(): void {
-    // Once at zero the frame is gone: a stray release must not hand it to the pool a second time.
-    if (this.refs <= 0) return;
-    if (--this.refs === 0) this.releaseFrame();
-  }
-}
+import type { SubscriptionState } from '../state/subscription-state.js';
+import type { BufferAccount } from './buffer-budget.js';
 
 /**
  * A wire batch whose records are being delivered: its memory (a decompression buffer) is freed
@@ -30,7 +16,7 @@ class BatchHold {
   constructor(
     readonly batch: RecordBatch,
     private readonly grown: number,
-    private readonly onBytes: (delta: number) => void,
+    private readonly account: BufferAccount,
   ) {}
   releaseSlice(): void {
     if (--this.slices === 0 && this.finished) this.free();
@@ -41,17 +27,18 @@ class BatchHold {
   }
   private free(): void {
     this.batch.release();
-    if (this.grown > 0) this.onBytes(-this.grown);
+    if (this.grown > 0) this.account.add(-this.grown);
   }
 }
 
 /**
  * A delivered batch's link back to its partition and its memory: progress and give-backs go to the
- * partition's ledger (which ignores them once a seek or reset has restarted the partition), and the
- * release lets go of the wire batches' slices and the frame.
+ * partition's ledger through the subscription state (the ledger ignores them once a seek or reset
+ * has restarted the partition), and the release lets go of the wire batches' slices and the frame.
  */
 class DeliveredBatch implements BatchSettlement {
   constructor(
+    private readonly subscriptions: SubscriptionState,
     private readonly state: PartitionState,
     private readonly delivery: Delivery,
     private readonly holds: readonly BatchHold[],
@@ -59,26 +46,39 @@ class DeliveredBatch implements BatchSettlement {
   ) {}
 
   progressed(offset: bigint): void {
-    this.state.progressed(this.delivery, offset);
+    this.subscriptions.progressed(this.state, this.delivery, offset);
   }
 
   progressLater(progress: LazyProgress): void {
-    this.state.progressLater(this.delivery, progress);
+    this.subscriptions.progressLater(this.state, this.delivery, progress);
   }
 
   giveBack(): void {
-    this.state.giveBack(this.delivery);
+    this.subscriptions.giveBack(this.state, this.delivery);
   }
 
   cut(offset: bigint): void {
-    this.state.cutDelivery(this.delivery, offset);
+    this.subscriptions.cutDelivery(this.state, this.delivery, offset);
   }
 
   released(finished: boolean): void {
-    this.state.released(this.delivery, finished);
+    this.subscriptions.released(this.state, this.delivery, finished);
     for (const h of this.holds) h.releaseSlice();
     this.frame.release();
   }
+}
+
+/** What take() gathered: where the records are and the memory they hold, for batchOf(). */
+export interface TakenRecords {
+  /** The position they start from. */
+  readonly start: bigint;
+  /** The offset after the last of them. */
+  readonly nextOffset: bigint;
+  readonly count: number;
+  /** The leader epoch of their last wire batch (committed with them). */
+  readonly leaderEpoch: number;
+  readonly spans: readonly RecordSpan[];
+  readonly holds: readonly unknown[];
 }
 
 interface AbortedTransaction {
@@ -96,8 +96,8 @@ export interface FetchedPartitionOptions {
   /** The consumer's maxDecompressedBytes (the codec default when absent). */
   maxDecompressedBytes?: number;
   context: RecordContext;
-  /** Buffered bytes changed: + on arrival and decompression, - when memory is let go. */
-  onBytes: (delta: number) => void;
+  /** The partition's buffered bytes: + on arrival and decompression, - when memory is let go. */
+  account: BufferAccount;
 }
 
 /**
@@ -144,7 +144,7 @@ export class FetchedPartition {
     this.aborted =
       options.readCommitted && abortedTransactions?.length ? [...abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0)) : NO_ABORTED;
     this.size = records.length;
-    options.onBytes(this.size);
+    options.account.add(this.size);
   }
 
   /** Nothing more to deliver. */
@@ -153,56 +153,63 @@ export class FetchedPartition {
   }
 
   /**
-   * The next run of at most `max` records at or after the partition's position, or null when this
-   * fetch has no more. Advances the position past what it returns, and past control records and
-   * aborted batches it skips. Throws KafkaProtocolError on corrupt data (the caller decides).
+   * The next run of at most `max` records at or after `from` (the partition's position), or null
+   * when this fetch has no more; `passedTo` then says where the position goes (past control
+   * records and aborted batches too). It writes nothing of the partition's state: the collector
+   * (FetchCollector) advances the position and records the delivery through the subscription
+   * state, then makes the batch with batchOf(). Throws KafkaProtocolError on corrupt data (the
+   * caller decides).
    */
-  next(max: number): ConsumerBatch | null {
+  take(max: number, from: bigint): TakenRecords | null {
     // The reference of the batch this may return, taken first: reading to the end of the data
     // (advance() → finish()) drops this partition's own reference, and without one held here the
     // frame would go back to the pool, to be overwritten by the next response, while the batch's
     // records still point into it.
-    if (this.exhausted) return null;
-    this.frame.retain();
-    let batch: ConsumerBatch | null = null;
-    try {
-      batch = this.collect(max);
-      return batch;
-    } finally {
-      if (batch === null) this.frame.release();
+    if (this.exhausted) {
+      this.passed = from;
+      return null;
     }
-  }
-
-  private collect(max: number): ConsumerBatch | null {
-    const state = this.state;
+    this.frame.retain();
+    this.passed = from;
     const spans: RecordSpan[] = [];
     const holds: BatchHold[] = [];
-    const start = state.position!;
     let nextOffset: bigint;
     try {
-      nextOffset = this.gather(spans, holds, max, start);
+      nextOffset = this.gather(spans, holds, max, from);
     } catch (err) {
       // Corrupt data further on: nothing of this call is delivered (the stream fetches again from
       // the position), so the slices taken of earlier batches are given back.
       for (const h of holds) h.releaseSlice();
+      this.frame.release();
       throw err;
     }
-    if (nextOffset > state.position!) state.position = nextOffset;
+    if (nextOffset > this.passed) this.passed = nextOffset;
     if (this.gathered === 0) {
       // Only control records or aborted batches were passed: nothing for the application to finish.
-      state.skipped(start, state.position!);
+      this.frame.release();
       return null;
     }
-    const count = this.gathered;
     const leaderEpoch = holds[holds.length - 1]!.batch.partitionLeaderEpoch;
-    const delivery = state.delivered(start, nextOffset, leaderEpoch, count);
-    const settlement = new DeliveredBatch(state, delivery, holds, this.frame);
-    const records = new RecordSpans(this.options.context, spans, count, start);
-    return new ConsumerBatch(state.topic, state.partition, records, this.highWatermark, this.lastStableOffset, nextOffset, settlement, this.fetchedAt);
+    return { start: from, nextOffset, count: this.gathered, leaderEpoch, spans, holds };
+  }
+
+  /** Where the last take() left the position: past what it returned and what it passed. */
+  get passedTo(): bigint {
+    return this.passed;
+  }
+
+  /** The batch of records a take() returned, settled through `subscriptions` as `delivery`. */
+  batchOf(taken: TakenRecords, subscriptions: SubscriptionState, delivery: Delivery): ConsumerBatch {
+    const state = this.state;
+    const settlement = new DeliveredBatch(subscriptions, state, delivery, taken.holds as BatchHold[], this.frame);
+    const records = new RecordSpans(this.options.context, taken.spans, taken.count, taken.start);
+    return new ConsumerBatch(state.topic, state.partition, records, this.highWatermark, this.lastStableOffset, taken.nextOffset, settlement, this.fetchedAt);
   }
 
   /** Records gathered by the last gather(). */
   private gathered = 0;
+  /** The position as the last take() moved it: past control records and aborted batches it skipped. */
+  private passed = 0n;
 
   /**
    * Records at or after `from` into `spans` (at most `max`), the batches they hold into `holds`;
@@ -289,7 +296,6 @@ export class FetchedPartition {
 
   /** Moves to the next wire batch with records to deliver; false at the end of the data. */
   private advance(): boolean {
-    const state = this.state;
     for (;;) {
       const batch = this.reader.next();
       if (batch === null) {
@@ -297,19 +303,19 @@ export class FetchedPartition {
         return false;
       }
       // Entirely before the position: skip it without decompressing.
-      if (batch.nextOffset <= state.position!) continue;
+      if (batch.nextOffset <= this.passed) continue;
       if (this.options.readCommitted && batch.producerId >= 0n) {
         this.abortedUpTo(batch.lastOffset);
         if (batch.isControl) {
           if (batch.controlType === ControlRecordType.ABORT) this.abortedProducers?.delete(batch.producerId);
         } else if (batch.isTransactional && this.abortedProducers?.has(batch.producerId)) {
-          state.position = batch.nextOffset;
+          this.passed = batch.nextOffset;
           continue;
         }
       }
       if (batch.isControl) {
         // Commit and abort markers are the consumer's business, never the application's.
-        state.position = batch.nextOffset;
+        this.passed = batch.nextOffset;
         continue;
       }
       // Decompresses a compressed batch (records are decoded later, by whoever reads them).
@@ -317,8 +323,8 @@ export class FetchedPartition {
       this.placed = 0;
       // A compressed batch now also holds its decompressed records: count them while they live.
       const grown = batch.compression === 'none' ? 0 : batch.recordsSizeInBytes;
-      if (grown > 0) this.options.onBytes(grown);
-      this.hold = new BatchHold(batch, grown, this.options.onBytes);
+      if (grown > 0) this.options.account.add(grown);
+      this.hold = new BatchHold(batch, grown, this.options.account);
       return true;
     }
   }
@@ -333,7 +339,7 @@ export class FetchedPartition {
   private finish(): void {
     if (this.exhausted) return;
     this.exhausted = true;
-    this.options.onBytes(-this.size);
+    this.options.account.add(-this.size);
     this.frame.release();
   }
 

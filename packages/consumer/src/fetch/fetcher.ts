@@ -2,8 +2,6 @@ import {
   ErrorCode,
   errorFor,
   Fetch,
-  ListOffsets,
-  OffsetForLeaderEpoch,
   scanRecordBatches,
   ZERO_UUID,
   type BufferPool,
@@ -16,16 +14,19 @@ import {
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { decodeResponseBody, type BrokerPool, type Connection } from '../connection/index.js';
-import { BrokerResponseError, LogTruncationError, OffsetOutOfRangeError } from '../errors.js';
+import { BrokerResponseError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { recordContext, type RecordContext } from '../records.js';
+import { recordContext, type RecordContext } from '../records/index.js';
 import { FetchSession, type SessionPartition, type SessionRequest } from './fetch-session.js';
-import { FetchedPartition, SharedFrame } from './fetched-partition.js';
-import { LatencyWindow } from './latency.js';
-import type { PartitionState } from '../state/partition-state.js';
+import { SharedFrame } from '../connection/shared-frame.js';
+import { FetchedPartition } from './fetched-partition.js';
+import { BufferBudget } from './buffer-budget.js';
+import { Positions, type PositionChange } from './positions.js';
+import { LatencyWindow } from '../metrics/latency.js';
+import { tpKey, type PartitionState } from '../state/partition-state.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
-import { groupBy } from '../group-by.js';
+import type { FetcherStats } from '../metrics/types.js';
 
 /** Partition errors after which the metadata is stale and the partition waits for a new leader. */
 const REFRESH_METADATA = new Set<number>([
@@ -75,31 +76,17 @@ const SESSION_ERRORS = new Set<number>([ErrorCode.FETCH_SESSION_ID_NOT_FOUND, Er
 
 /** How long a preferred read replica (KIP-392) is used before asking the leader again: metadata.max.age.ms, as Java. */
 
-export interface FetcherStats {
-  fetches: number;
-  /** Fetch requests sent, by broker node id (shows preferred read replicas at work). */
-  fetchesByNode: Record<number, number>;
-  fetchErrors: number;
-  emptyFetches: number;
-  bytesFetched: number;
-  resets: number;
-  /** Truncations detected (KIP-320: OffsetForLeaderEpoch or a Fetch's diverging epoch). */
-  truncations: number;
-}
+export type { PositionChange } from './positions.js';
 
-/** A position the leader's log no longer holds (KIP-320), or a reset the application should hear of. */
-export interface PositionChange {
-  topic: string;
-  partition: number;
-  /** Where the consumer was. */
-  from: bigint;
-  /** Where it goes on from (the divergence point, or the reset's target once known: -1n until then). */
-  to: bigint;
-  why: 'log-truncation' | 'offset-out-of-range';
+/** Where fetched data goes: the stream its partition feeds (the consumer's stream router). */
+export interface FetchedDataSink {
+  /** `caughtUp`: the data ends at the partition's high watermark. */
+  push(data: FetchedPartition, caughtUp: boolean): void;
 }
 
 export interface FetcherOptions {
   config: ResolvedConfig;
+  sink: FetchedDataSink;
   metadata: MetadataCache;
   pool: BrokerPool;
   bufferPool: BufferPool;
@@ -132,25 +119,26 @@ export class Fetcher {
   /** By laneKey(node, lane): one Fetch in flight per broker and lane. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly nodeBackoff = new Map<number, number>();
-  private readonly resetting = new Set<string>();
-  /** Partitions reset because their offset was out of range, and that offset: said when the reset lands. */
-  private readonly outOfRangeFrom = new Map<string, bigint>();
+  /** Resets and KIP-320 validation: where partitions start, and whether their positions hold. */
+  private readonly positions: Positions;
   private readonly contexts = new Map<string, RecordContext>();
-  private bufferedBytes = 0;
+  /** Fetched bytes not yet let go by the application, in all and per partition. */
+  private readonly budget = new BufferBudget(() => this.schedule());
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
-  private readonly onBytes = (delta: number) => {
-    this.bufferedBytes += delta;
-    if (delta < 0) this.schedule();
-  };
 
   constructor(private readonly options: FetcherOptions) {
     this.partitions = options.subscriptions;
+    const { config, metadata, logger, subscriptions, onPositionChange } = options;
+    this.positions = new Positions(
+      { config, metadata, logger, subscriptions, stats: this.stats, onPositionChange },
+      { connect: (node) => this.connect(node), failNode: (node, what, err) => this.failNode(node, what, err), schedule: () => this.schedule() },
+    );
   }
 
   get buffered(): number {
-    return this.bufferedBytes;
+    return this.budget.total;
   }
 
   /** Runs the fetch loop soon (coalesced: many wake-ups in one tick cost one pass). */
@@ -182,29 +170,27 @@ export class Fetcher {
     /** Lanes (laneKey) with partitions held back by their buffers. */
     let heldBack: Set<string> | undefined;
     let wakeAt = Infinity;
-    for (const p of this.partitions.values()) {
-      if (p.error !== undefined) continue;
+    const subscriptions = this.partitions;
+    for (const p of subscriptions.values()) {
+      if (p.state === 'failed') continue;
       if (p.backoffUntil > now) {
         wakeAt = Math.min(wakeAt, p.backoffUntil);
         continue;
       }
-      if (p.position === null) {
-        if (p.reset !== null && !this.resetting.has(p.key)) (resets ??= []).push(p);
+      if (p.state === 'awaiting-reset') {
+        if (p.resetTarget !== null && !this.positions.isResetting(p.key)) (resets ??= []).push(p);
         continue;
       }
       if (p.inFlight) continue;
       // A new leader (a higher epoch in metadata) may have a shorter log: check the position first.
       const leaderEpoch = metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1;
-      if (leaderEpoch > p.leaderEpochSeen) {
-        if (p.leaderEpochSeen >= 0 && p.lastFetchedEpoch >= 0 && p.validation === 'none') p.validation = 'due';
-        p.leaderEpochSeen = leaderEpoch;
-      }
-      if (p.validation === 'due') {
+      if (leaderEpoch > p.leaderEpochSeen) subscriptions.leaderEpochChanged(p, leaderEpoch);
+      if (p.state === 'awaiting-validation') {
         (validations ??= []).push(p);
         continue;
       }
-      if (p.validation === 'sent' || p.paused) continue;
-      if (p.bufferedBytes >= config.maxBufferedBytesPerPartition || this.bufferedBytes >= config.maxBufferedBytes) {
+      if (p.state !== 'fetching' || p.paused) continue;
+      if (this.budget.of(p.key).bytes >= config.maxBufferedBytesPerPartition || this.budget.total >= config.maxBufferedBytes) {
         // Held back until the application drains it (onBytes schedules a pass then).
         const leader = this.nodeFor(p, now);
         if (leader !== undefined) (heldBack ??= new Set()).add(laneKey(leader, atEnd(p) ? 'live' : 'bulk'));
@@ -228,8 +214,8 @@ export class Fetcher {
       if (!entry) byLane.set(key, (entry = { node, lane, parts: [] }));
       entry.parts.push(p);
     }
-    if (resets) void this.resetOffsets(resets);
-    if (validations) void this.validatePositions(validations);
+    if (resets) void this.positions.resetOffsets(resets);
+    if (validations) void this.positions.validatePositions(validations);
     for (const [key, { node, lane, parts }] of byLane ?? NO_LANES) {
       // Only partitions already at their end can go, while others of this broker wait for their
       // buffers to drain: a Fetch waiting the full fetch.max.wait.ms for new data would keep those
@@ -259,11 +245,11 @@ export class Fetcher {
   private nodeFor(p: PartitionState, now: number): number | undefined {
     if (p.preferredReadReplica >= 0) {
       if (now < p.preferredUntil && this.options.metadata.brokers.has(p.preferredReadReplica)) return p.preferredReadReplica;
-      p.preferredReadReplica = -1;
+      this.partitions.preferReplica(p, -1);
     }
     const leader = this.options.metadata.leaderOf(p.topic, p.partition);
     if (p.leaderHint && (!leader || p.leaderHint.leaderEpoch > leader.leaderEpoch)) return p.leaderHint.leaderId;
-    p.leaderHint = undefined;
+    if (p.leaderHint) this.partitions.hintLeader(p, undefined);
     return leader?.leaderId;
   }
 
@@ -329,9 +315,7 @@ export class Fetcher {
     // pass. (Found with the live lane's first connection: a record given back at offset 2 came
     // again 7-15 ms later, inside its 300 ms retry backoff.)
     const now = Date.now();
-    const parts = chosen.filter(
-      (p, i) => chosenGenerations[i] === p.generation && !p.inFlight && !p.paused && p.backoffUntil <= now && p.fetchPosition !== null && p.validation === 'none' && p.error === undefined,
-    );
+    const parts = chosen.filter((p, i) => chosenGenerations[i] === p.generation && !p.inFlight && !p.paused && p.backoffUntil <= now && p.state === 'fetching');
     if (parts.length === 0) return;
     let version = conn.version(Fetch);
     const wanted: SessionPartition[] = [];
@@ -352,7 +336,7 @@ export class Fetcher {
         partitionMaxBytes: config.maxPartitionFetchBytes,
       });
       generations.set(p.key, p.generation);
-      p.inFlight = true;
+      this.partitions.fetchSent(p);
     }
     const session = this.session(node, lane);
     const request = session.build(wanted);
@@ -365,11 +349,11 @@ export class Fetcher {
       lease = await conn.requestFrame<FetchRequest>(Fetch, body, { version, timeoutMs: config.fetchMaxWaitMs + config.requestTimeoutMs });
       this.latency.record(performance.now() - sentAt);
     } catch (err) {
-      for (const p of parts) p.inFlight = false;
+      for (const p of parts) this.partitions.fetchAnswered(p);
       this.failNode(node, `fetch from broker ${node} failed`, err);
       return;
     }
-    for (const p of parts) p.inFlight = false;
+    for (const p of parts) this.partitions.fetchAnswered(p);
     const frame = new SharedFrame(() => lease.release());
     try {
       let res: FetchResponse;
@@ -399,7 +383,7 @@ export class Fetcher {
         const name = version >= 13 ? metadata.topicNames.get(t.topicId) : t.topic;
         if (name === undefined) continue;
         for (const pd of t.partitions) {
-          const key = `${name}\u0000${pd.partitionIndex}`;
+          const key = tpKey(name, pd.partitionIndex);
           const state = this.partitions.get(key);
           const asked = request.covered.get(key);
           // Not ours any more, sought since, or an answer for an offset we no longer want.
@@ -407,11 +391,9 @@ export class Fetcher {
           // Its position is being checked against the leader's log (KIP-320): data fetched before
           // the check began would move the position under it. Fetched again once it is done (as
           // Java's fetcher drops what it fetched for a partition awaiting validation).
-          if (state.validation !== 'none') continue;
-          // An error answer carries -1 for these: keep what the last good answer said.
-          if (pd.highWatermark >= 0n) state.highWatermark = pd.highWatermark;
-          if (pd.lastStableOffset >= 0n) state.lastStableOffset = pd.lastStableOffset;
-          if (pd.logStartOffset >= 0n) state.logStartOffset = pd.logStartOffset;
+          if (state.state !== 'fetching') continue;
+          // (An error answer carries -1 for these: what the last good answer said is kept.)
+          this.partitions.fetchAnswered(state, pd.highWatermark, pd.lastStableOffset, pd.logStartOffset);
           if (pd.errorCode !== 0) {
             this.partitionError(state, pd.errorCode, pd.currentLeader, asked.fetchOffset, node);
             continue;
@@ -419,12 +401,11 @@ export class Fetcher {
           // KIP-320: the leader's log diverges from what we fetched (v12+): the answer carries no
           // records, only the end of the last epoch both logs share.
           if (pd.divergingEpoch.epoch >= 0 || pd.divergingEpoch.endOffset >= 0n) {
-            this.completeValidation(state, pd.divergingEpoch.endOffset, pd.divergingEpoch.epoch, 'a Fetch answer with a diverging epoch');
+            this.positions.completeValidation(state, pd.divergingEpoch.endOffset, pd.divergingEpoch.epoch, 'a Fetch answer with a diverging epoch');
             continue;
           }
           if (pd.preferredReadReplica >= 0 && pd.preferredReadReplica !== node) {
-            state.preferredReadReplica = pd.preferredReadReplica;
-            state.preferredUntil = Date.now() + config.metadataMaxAgeMs;
+            this.partitions.preferReplica(state, pd.preferredReadReplica, Date.now() + config.metadataMaxAgeMs);
           }
           const records = pd.records;
           if (records === null || records.length === 0) continue;
@@ -440,14 +421,10 @@ export class Fetcher {
             pool: this.options.bufferPool,
             maxDecompressedBytes: config.maxDecompressedBytes,
             context: this.partitionContext(state),
-            onBytes: (delta) => {
-              state.bufferedBytes += delta;
-              this.onBytes(delta);
-            },
+            account: this.budget.of(state.key),
           });
-          if (scan.nextOffset > state.fetchPosition!) state.fetchPosition = scan.nextOffset;
-          if (scan.lastLeaderEpoch >= 0) state.lastFetchedEpoch = scan.lastLeaderEpoch;
-          state.stream.push(data, state.fetchPosition! >= pd.highWatermark);
+          this.partitions.fetched(state, scan.nextOffset, scan.lastLeaderEpoch);
+          this.options.sink.push(data, state.fetchPosition! >= pd.highWatermark);
         }
       }
       if (!anyData) this.stats.emptyFetches++;
@@ -471,271 +448,44 @@ export class Fetcher {
   /** What Java's fetcher does for each partition error. */
   private partitionError(state: PartitionState, code: number, currentLeader: { leaderId: number; leaderEpoch: number }, fetchOffset: bigint, node: number): void {
     const { config, metadata, logger } = this.options;
-    const now = Date.now();
+    const _now = Date.now();
     const name = errorFor(code).name;
     if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
       if (state.preferredReadReplica >= 0) {
         // The replica may lag the leader: ask the leader before resetting.
-        state.preferredReadReplica = -1;
+        this.partitions.preferReplica(state, -1);
         return;
       }
-      if (state.lastFetchedEpoch >= 0 && state.validation === 'none' && fetchOffset > state.logStartOffset) {
+      if (state.lastFetchedEpoch >= 0 && state.state === 'fetching' && fetchOffset > state.logStartOffset) {
         // Past the end after a leader change: the log may have been truncated (an unclean
         // election). Find out where it diverges before any reset jumps to latest (KIP-320).
-        state.validation = 'due';
-        state.validatingOutOfRange = true;
+        this.partitions.requestValidation(state, true);
         return;
       }
-      this.outOfRange(state, fetchOffset);
+      this.positions.outOfRange(state, fetchOffset);
       return;
     }
     if (REFRESH_METADATA.has(code)) {
-      state.preferredReadReplica = -1;
+      this.partitions.preferReplica(state, -1);
       // KIP-951: the broker names the new leader; use it until metadata agrees.
       if (currentLeader.leaderId >= 0 && currentLeader.leaderId !== node && metadata.brokers.has(currentLeader.leaderId)) {
-        state.leaderHint = { leaderId: currentLeader.leaderId, leaderEpoch: currentLeader.leaderEpoch };
+        this.partitions.hintLeader(state, { leaderId: currentLeader.leaderId, leaderEpoch: currentLeader.leaderEpoch });
       }
-      state.backoffUntil = now + config.retryBackoffMs;
+      this.partitions.backOffState(state, config.retryBackoffMs);
       metadata.requestUpdate(`${name} for ${state.topic}-${state.partition}`);
       return;
     }
     if (code === ErrorCode.UNKNOWN_LEADER_EPOCH) {
-      state.backoffUntil = now + config.retryBackoffMs;
+      this.partitions.backOffState(state, config.retryBackoffMs);
       return;
     }
     const err = new BrokerResponseError(code, `Fetch ${state.topic}-${state.partition}`);
     if (err.retriable) {
       logger.warn('retriable fetch error', { topic: state.topic, partition: state.partition, error: name });
-      state.backoffUntil = now + config.retryBackoffMs;
+      this.partitions.backOffState(state, config.retryBackoffMs);
       return;
     }
-    state.error = err;
-    state.stream.fail(err);
-  }
-
-  /** OFFSET_OUT_OF_RANGE with no truncation to explain it: auto.offset.reset, said out loud. */
-  private outOfRange(state: PartitionState, fetchOffset: bigint): void {
-    const { config, logger } = this.options;
-    if (config.autoOffsetReset === 'none') {
-      state.error = new OffsetOutOfRangeError(state.topic, state.partition, fetchOffset);
-      state.stream.fail(state.error);
-      return;
-    }
-    // Said once the reset has found where it lands (resetDone), with the log's range then known.
-    this.outOfRangeFrom.set(state.key, fetchOffset);
-    this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: fetchOffset, to: -1n, why: 'offset-out-of-range' });
-    state.requestReset(config.autoOffsetReset);
-    state.stream.dropPartition(state.key);
-  }
-
-  /**
-   * KIP-320: the end of epoch `epoch` in the leader's log is `endOffset`. Below the position means
-   * the log was truncated under us: the position moves to the divergence point and says so (or,
-   * with auto.offset.reset none, the application gets a LogTruncationError). As Java's
-   * SubscriptionState.maybeCompleteValidation.
-   */
-  private completeValidation(state: PartitionState, endOffset: bigint, epoch: number, source: string): void {
-    const { config, logger } = this.options;
-    const position = state.fetchPosition!;
-    const outOfRange = state.validatingOutOfRange;
-    state.validatingOutOfRange = false;
-    if (endOffset < 0n || epoch < 0) {
-      // The leader knows no such epoch (its log starts later): nothing to diverge from but the reset.
-      state.validation = 'none';
-      this.outOfRange(state, position);
-      return;
-    }
-    if (endOffset >= position) {
-      state.validation = 'none';
-      // The log holds the position's epoch up to it, yet the fetch was out of range: a plain reset.
-      if (outOfRange) this.outOfRange(state, position);
-      return;
-    }
-    this.stats.truncations++;
-    if (config.autoOffsetReset === 'none') {
-      state.validation = 'none';
-      state.error = new LogTruncationError(state.topic, state.partition, position, endOffset);
-      state.stream.fail(state.error);
-      return;
-    }
-    logger.warn('log truncation detected: going on from the first offset known to diverge', {
-      topic: state.topic,
-      partition: state.partition,
-      position: position.toString(),
-      divergentOffset: endOffset.toString(),
-      epoch,
-      source,
-    });
-    state.stream.dropPartition(state.key);
-    state.seek(endOffset, epoch);
-    state.validation = 'none';
-    this.options.onPositionChange?.({ topic: state.topic, partition: state.partition, from: position, to: endOffset, why: 'log-truncation' });
-  }
-
-  /** OffsetForLeaderEpoch for positions to check, grouped by leader. */
-  private async validatePositions(parts: PartitionState[]): Promise<void> {
-    const { metadata } = this.options;
-    const byNode = new Map<number, PartitionState[]>();
-    for (const p of parts) {
-      const leader = metadata.leaderOf(p.topic, p.partition);
-      if (!leader) {
-        metadata.requestUpdate(`no leader for ${p.topic}-${p.partition} to validate its position`);
-        continue;
-      }
-      p.validation = 'sent';
-      let list = byNode.get(leader.leaderId);
-      if (!list) byNode.set(leader.leaderId, (list = []));
-      list.push(p);
-    }
-    await Promise.all([...byNode].map(([node, list]) => this.offsetForLeaderEpoch(node, list)));
-  }
-
-  private async offsetForLeaderEpoch(node: number, parts: PartitionState[]): Promise<void> {
-    const { config, metadata } = this.options;
-    const generations = new Map(parts.map((p) => [p.key, p.generation]));
-    // What is checked: this position, fetched up to in this epoch. An answer about another one is
-    // not an answer about the position now (Java's maybeCompleteValidation skips it too).
-    const checked = new Map(parts.map((p) => [p.key, { position: p.fetchPosition, epoch: p.lastFetchedEpoch }]));
-    const retryLater = (p: PartitionState) => {
-      if (p.validation === 'sent') p.validation = 'due';
-      p.backoffUntil = Date.now() + config.retryBackoffMs;
-    };
-    try {
-      const conn = await this.connect(node);
-      if (!conn) {
-        parts.forEach(retryLater);
-        return;
-      }
-      const topics = groupBy(parts, (p) => p.topic);
-      const res = await conn.request(OffsetForLeaderEpoch, {
-        replicaId: -1,
-        topics: [...topics].map(([topic, list]) => ({
-          topic,
-          partitions: list.map((p) => ({
-            partition: p.partition,
-            currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1,
-            leaderEpoch: checked.get(p.key)!.epoch,
-          })),
-        })),
-      });
-      for (const t of res.topics) {
-        for (const r of t.partitions) {
-          const state = this.partitions.get(`${t.topic}\u0000${r.partition}`);
-          // Sought or reset meanwhile: that position needs no check (or gets its own).
-          if (!state || generations.get(state.key) !== state.generation || state.validation !== 'sent') continue;
-          const asked = checked.get(state.key)!;
-          if (state.fetchPosition !== asked.position || state.lastFetchedEpoch !== asked.epoch) {
-            this.options.logger.debug('position validation asked again: the position moved while it was checked', { topic: t.topic, partition: r.partition });
-            state.validation = 'due';
-            continue;
-          }
-          if (r.errorCode !== 0) {
-            const e = errorFor(r.errorCode);
-            if (e.invalidMetadata) metadata.requestUpdate(`OffsetForLeaderEpoch ${e.name}`);
-            this.options.logger.debug('position validation retried', { topic: t.topic, partition: r.partition, error: e.name });
-            retryLater(state);
-            continue;
-          }
-          this.completeValidation(state, r.endOffset, r.leaderEpoch, 'OffsetForLeaderEpoch');
-        }
-      }
-    } catch (err) {
-      parts.forEach(retryLater);
-      this.failNode(node, `OffsetForLeaderEpoch on broker ${node} failed`, err);
-    } finally {
-      for (const p of parts) if (p.validation === 'sent') retryLater(p);
-      this.schedule();
-    }
-  }
-
-  /** Starting positions through ListOffsets (earliest -2, latest -1), grouped by leader. */
-  private async resetOffsets(parts: PartitionState[]): Promise<void> {
-    const { metadata } = this.options;
-    const byNode = new Map<number, PartitionState[]>();
-    for (const p of parts) {
-      const leader = metadata.leaderOf(p.topic, p.partition);
-      if (!leader) {
-        metadata.requestUpdate(`no leader for ${p.topic}-${p.partition} to reset its offset`);
-        continue;
-      }
-      let list = byNode.get(leader.leaderId);
-      if (!list) byNode.set(leader.leaderId, (list = []));
-      list.push(p);
-    }
-    await Promise.all([...byNode].map(([node, list]) => this.listOffsets(node, list)));
-  }
-
-  private async listOffsets(node: number, parts: PartitionState[]): Promise<void> {
-    const { config, metadata, logger } = this.options;
-    for (const p of parts) this.resetting.add(p.key);
-    const generations = new Map(parts.map((p) => [p.key, p.generation]));
-    try {
-      const conn = await this.connect(node);
-      if (!conn) {
-        for (const p of parts) p.backoffUntil = Date.now() + config.retryBackoffMs;
-        return;
-      }
-      const topics = groupBy(parts, (p) => p.topic);
-      const res = await conn.request(ListOffsets, {
-        replicaId: -1,
-        isolationLevel: config.isolationLevel === 'read_committed' ? 1 : 0,
-        topics: [...topics].map(([name, list]) => ({
-          name,
-          partitions: list.map((p) => ({
-            partitionIndex: p.partition,
-            currentLeaderEpoch: metadata.topics.get(p.topic)?.partitions[p.partition]?.leaderEpoch ?? -1,
-            timestamp: p.reset === 'earliest' ? -2n : p.reset === 'latest' || p.reset === null ? -1n : p.reset.timestamp,
-          })),
-        })),
-        timeoutMs: config.requestTimeoutMs,
-      });
-      this.stats.resets++;
-      for (const t of res.topics) {
-        for (const r of t.partitions) {
-          const state = this.partitions.get(`${t.name}\u0000${r.partitionIndex}`);
-          if (!state || generations.get(state.key) !== state.generation || state.reset === null) continue;
-          if (r.errorCode !== 0) {
-            const e = errorFor(r.errorCode);
-            if (e.invalidMetadata) metadata.requestUpdate(`ListOffsets ${e.name}`);
-            if (!e.retriable) logger.warn('offset reset failed', { topic: t.name, partition: r.partitionIndex, error: e.name });
-            state.backoffUntil = Date.now() + config.retryBackoffMs;
-            continue;
-          }
-          if (r.offset < 0n) {
-            // No record at or after that time: the end of the log, as Java's offsetsForTimes users do.
-            logger.debug('no record at or after the time sought: going to the end', { topic: t.name, partition: r.partitionIndex });
-            state.requestReset('latest');
-            continue;
-          }
-          const from = this.outOfRangeFrom.get(state.key);
-          this.outOfRangeFrom.delete(state.key);
-          if (from !== undefined) {
-            logger.warn(
-              `${t.name}-${r.partitionIndex}: offset ${from} is out of range (${rangeOf(state, r.offset)}): going on from ${state.reset} offset ${r.offset} (auto.offset.reset); seek() to read elsewhere`,
-              {
-                topic: t.name,
-                partition: r.partitionIndex,
-                offset: from.toString(),
-                to: r.offset.toString(),
-              },
-            );
-          }
-          logger.debug('offset reset', {
-            topic: t.name,
-            partition: r.partitionIndex,
-            to: typeof state.reset === 'object' ? `time ${state.reset.timestamp}` : state.reset,
-            offset: r.offset.toString(),
-          });
-          state.seek(r.offset);
-        }
-      }
-    } catch (err) {
-      for (const p of parts) p.backoffUntil = Date.now() + config.retryBackoffMs;
-      this.failNode(node, `ListOffsets on broker ${node} failed`, err);
-    } finally {
-      for (const p of parts) this.resetting.delete(p.key);
-      this.schedule();
-    }
+    this.partitions.fail(state, err);
   }
 
   /** Ends the brokers' fetch sessions (best effort, bounded): they would linger until they expire. */
@@ -799,11 +549,4 @@ function fetchBody(config: ResolvedConfig, request: SessionRequest, maxWaitMs: n
     forgottenTopicsData: [...forgotten.values()],
     rackId: config.clientRack,
   };
-}
-
-/** The partition's log range as known after a reset to `landed` (the reset's own answer fills in its end of it). */
-function rangeOf(state: PartitionState, landed: bigint): string {
-  const start = state.logStartOffset >= 0n ? state.logStartOffset : state.reset === 'earliest' ? landed : undefined;
-  const end = state.highWatermark >= 0n ? state.highWatermark : state.reset === 'latest' ? landed : undefined;
-  return `the log starts at ${start ?? 'an offset not known yet'} and ends at ${end ?? 'an offset not known yet'}`;
 }

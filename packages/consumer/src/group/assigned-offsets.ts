@@ -2,10 +2,10 @@ import type { TopicPartition } from '@kwire/protocol';
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BrokerPool } from '../connection/index.js';
-import { withDeadline } from '../deadline.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
 import { tpKey } from '../state/partition-state.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
+import { CommitTurns } from './commit-turns.js';
 import { GroupCoordinator } from './coordinator.js';
 import type { GroupCloseReport } from './group-manager.js';
 import { OffsetStore, type CommitIdentity, type CommittedOffset, type OffsetToCommit } from './offsets.js';
@@ -33,7 +33,7 @@ export interface AssignedOffsetsOptions {
 export class AssignedOffsets {
   private readonly store: OffsetStore;
   private readonly lastCommitted = new Map<string, bigint>();
-  private committing: Promise<void> | undefined;
+  private readonly commits = new CommitTurns();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AssignedOffsetsOptions) {
@@ -81,17 +81,12 @@ export class AssignedOffsets {
 
   /** Commits the offsets given, or every finished position that moved. */
   async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
-    while (this.committing)
-      await withDeadline(
-        this.committing.catch(() => {}),
-        deadline,
-        'the commit before this one',
-      );
+    await this.commits.turn(deadline);
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
     const started = performance.now();
     const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
-    this.committing = (async () => {
+    return this.commits.run(async () => {
       try {
         await this.store.commit(wanted, NO_MEMBER, deadline);
       } catch (err) {
@@ -101,8 +96,7 @@ export class AssignedOffsets {
       for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
       this.options.meter.committed(committed, performance.now() - started);
       for (const i of this.options.config.interceptors) i.onCommit?.(committed);
-    })().finally(() => (this.committing = undefined));
-    return this.committing;
+    });
   }
 
   /** Stops auto-commit and, with it enabled, commits what was finished, within `deadline`. */

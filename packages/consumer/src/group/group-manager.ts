@@ -1,11 +1,11 @@
 import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { ConfigError, isKafkaError, UsageError } from '../errors.js';
-import { settledBy, withDeadline } from '../deadline.js';
+import { settledBy } from '../deadline.js';
+import { CommitTurns } from './commit-turns.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
-import { PartitionState, tpKey } from '../state/partition-state.js';
-import type { MessageStream } from '../streams.js';
+import { tpKey, type PartitionState } from '../state/partition-state.js';
 import type { BrokerPool } from '../connection/index.js';
 import type { Assignor } from './assignors/index.js';
 import { ClassicMembership } from './classic.js';
@@ -43,7 +43,6 @@ export interface GroupManagerOptions {
   meter: ConsumerMeter;
   assignors: readonly Assignor[];
   protocol: 'classic' | 'consumer';
-  streamFor(topic: string, partition: number): MessageStream;
   emit<N extends GroupEventName>(name: N, detail: GroupEventDetails[N]): void;
   isClosed(): boolean;
 }
@@ -69,7 +68,7 @@ export class GroupManager implements MembershipHost {
   private readonly ownedPartitions = new Map<string, TopicPartition>();
   private autoCommitTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
-  private committing: Promise<void> | undefined;
+  private readonly commits = new CommitTurns();
   private exceeded = false;
   /** Positions last committed, to commit only what moved. */
   private readonly lastCommitted = new Map<string, bigint>();
@@ -262,15 +261,14 @@ export class GroupManager implements MembershipHost {
       : new Map();
     for (const tp of partitions) {
       const key = tpKey(tp.topic, tp.partition);
-      const state = new PartitionState(tp.topic, tp.partition, this.options.streamFor(tp.topic, tp.partition));
+      const state = subscriptions.create(tp.topic, tp.partition);
       const c = committed.get(key);
       if (c) {
         // With its leader epoch: the position is checked against the log before fetching (KIP-320).
         subscriptions.seek(state, c.offset, c.leaderEpoch);
         this.lastCommitted.set(key, c.offset);
       } else if (config.autoOffsetReset === 'none') {
-        state.error = new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`);
-        state.stream.fail(state.error);
+        subscriptions.fail(state, new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`));
       } else {
         subscriptions.seek(state, config.autoOffsetReset);
       }
@@ -286,7 +284,7 @@ export class GroupManager implements MembershipHost {
     // Stop delivering, then let the application finish what it holds (bounded by the rebalance
     // timeout), so that the commit covers every record handed out: no duplicates after a clean
     // rebalance.
-    for (const s of states) s.revoking = true;
+    for (const s of states) subscriptions.revoke(s);
     // After max.poll.interval.ms was exceeded the application is stuck, and on close() it may be
     // the very caller holding a batch (close() from inside its loop): do not wait for it then. What
     // it holds is not committed (at least once).
@@ -322,7 +320,7 @@ export class GroupManager implements MembershipHost {
         },
       );
     }
-    for (const tp of partitions) this.drop(tp);
+    for (const tp of partitions) this.drop(tp, true);
     this.options.emit('lost', { partitions, why });
     await this.callListener('onPartitionsLost', partitions);
   }
@@ -336,11 +334,12 @@ export class GroupManager implements MembershipHost {
     this.options.emit(name, detail);
   }
 
-  private drop(tp: TopicPartition): void {
+  private drop(tp: TopicPartition, lost = false): void {
     const key = tpKey(tp.topic, tp.partition);
     this.ownedPartitions.delete(key);
     this.lastCommitted.delete(key);
-    this.options.subscriptions.remove(key);
+    if (lost) this.options.subscriptions.markLost(key);
+    else this.options.subscriptions.remove(key);
   }
 
   private async callListener(name: keyof RebalanceListener, partitions: TopicPartition[]): Promise<void> {
@@ -377,12 +376,7 @@ export class GroupManager implements MembershipHost {
    */
   async commit(offsets?: readonly OffsetToCommit[], deadline = Infinity): Promise<void> {
     if ((offsets ?? this.pending()).length === 0) return;
-    while (this.committing)
-      await withDeadline(
-        this.committing.catch(() => {}),
-        deadline,
-        'the commit before this one',
-      );
+    await this.commits.turn(deadline);
     // What is owned and finished is read after the commit before this one settled, not before:
     // auto-commits queued behind one that hung (an unreachable coordinator) would otherwise send,
     // once the member had lost those partitions and rejoined, the offsets they had then, and the
@@ -402,7 +396,7 @@ export class GroupManager implements MembershipHost {
         const state = this.ownedPartitions.has(key) ? this.options.subscriptions.get(key) : undefined;
         return state ? [[key, state] as const] : [];
       });
-    this.committing = (async () => {
+    return this.commits.run(async () => {
       try {
         await this.offsets.commit(
           wanted,
@@ -437,8 +431,7 @@ export class GroupManager implements MembershipHost {
         if (err instanceof CommitFailedError && [27, 22, 25, 110, 113].includes(err.errorCode) && !moved) this.membership.rejoin(`commit refused: ${err.errorName}`);
         throw err;
       }
-    })().finally(() => (this.committing = undefined));
-    return this.committing;
+    });
   }
 
   private async autoCommit(): Promise<void> {
@@ -495,7 +488,7 @@ export class GroupManager implements MembershipHost {
     if (this.autoCommitTimer) clearInterval(this.autoCommitTimer);
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.started) report.leftGroup = await this.membership.stop('the consumer is closing', deadline);
-    await settledBy(this.committing ?? Promise.resolve(), deadline);
+    await settledBy(this.commits.pending ?? Promise.resolve(), deadline);
   }
 
   /** Finished offsets of owned partitions not committed yet (what a close cut short leaves behind). */

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { TopicPartition } from './offsets.js';
 import { Sleeper } from './sleeper.js';
 import { settledBy } from '../deadline.js';
+import { tpKey } from '../tp-key.js';
 
 export class FatalGroupError extends BrokerResponseError {
   override name = 'FatalGroupError';
@@ -211,6 +212,6 @@ export function tpString(tp: TopicPartition): string {
 
 /** a minus b. */
 export function difference(a: readonly TopicPartition[], b: readonly TopicPartition[]): TopicPartition[] {
-  const set = new Set(b.map((tp) => `${tp.topic}\u0000${tp.partition}`));
-  return a.filter((tp) => !set.has(`${tp.topic}\u0000${tp.partition}`));
+  const set = new Set(b.map((tp) => tpKey(tp.topic, tp.partition)));
+  return a.filter((tp) => !set.has(tpKey(tp.topic, tp.partition)));
 }

@@ -6,6 +6,7 @@ import { remaining, withDeadline } from '../deadline.js';
 import { COORDINATOR_LOADING, COORDINATOR_MOVED, type GroupCoordinator } from './coordinator.js';
 import type { TopicPartition } from '@kwire/protocol';
 import { groupBy } from '../group-by.js';
+import { tpKey } from '../tp-key.js';
 
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
 export type { TopicPartition } from '@kwire/protocol';
@@ -43,7 +44,7 @@ export class CommitFailedError extends BrokerResponseError {
   }
 }
 
-const key = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const key = tpKey;
 
 /**
  * Committed offsets of one group, read and written on its coordinator: OffsetFetch (v8+, the

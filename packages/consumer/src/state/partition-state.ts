@@ -1,12 +1,48 @@
-import type { MessageStream } from '../streams.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
 import { DeliveryLedger, type Delivery, type LazyProgress } from './delivery-ledger.js';
 
 /** Where a reset goes: the start or end of the log, or the first record at or after a time. */
 export type ResetTarget = 'earliest' | 'latest' | { timestamp: bigint };
 
-export function tpKey(topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`;
+export { tpKey } from '../tp-key.js';
+import { tpKey } from '../tp-key.js';
+
+/**
+ * Where a partition's fetching stands (Java's FetchStates):
+ *  - 'awaiting-reset': no position; a reset (ListOffsets) is due, or the group or the application
+ *    has not given one yet (no target);
+ *  - 'awaiting-validation': the position waits for OffsetForLeaderEpoch to confirm the leader's log
+ *    still holds it (KIP-320), which is due;
+ *  - 'validating': that check is on the wire;
+ *  - 'fetching': the position is known and good: fetched when nothing else holds it back;
+ *  - 'failed': an error the application must see (auto.offset.reset none, authorization);
+ *    a seek or a reset leaves it.
+ */
+export type FetchState = 'awaiting-reset' | 'awaiting-validation' | 'validating' | 'fetching' | 'failed';
+
+const ANY: readonly FetchState[] = ['awaiting-reset', 'awaiting-validation', 'validating', 'fetching', 'failed'];
+
+/**
+ * Every transition of the fetch state, by the method that makes it: the states it may start from.
+ * A transition from anywhere else is a bug in the caller (an answer applied to a partition that
+ * moved on), refused with an IllegalStateError rather than applied.
+ */
+export const TRANSITIONS = {
+  requestReset: ANY,
+  resetTo: ['awaiting-reset'],
+  seek: ANY,
+  requestValidation: ['fetching', 'awaiting-validation', 'validating'],
+  validationSent: ['awaiting-validation'],
+  validationRetry: ['validating', 'awaiting-validation'],
+  completeValidation: ['validating', 'fetching'],
+  fail: ['awaiting-reset', 'awaiting-validation', 'validating', 'fetching'],
+} as const satisfies Record<string, readonly FetchState[]>;
+
+export type Transition = keyof typeof TRANSITIONS;
+
+/** A fetch-state transition asked for from a state it does not start from. */
+export class IllegalStateError extends Error {
+  override name = 'IllegalStateError';
 }
 
 /**
@@ -15,59 +51,33 @@ export function tpKey(topic: string, partition: number): string {
  *  - `fetchPosition`: the next offset to fetch: past everything already buffered;
  *  - `processed`: the end of what the application finished, which is what commits carry (behind
  *    `position` while delivered batches are held; see DeliveryLedger).
- * Buffered data covers [position, fetchPosition). All are null until the starting offset is known
- * (a reset through ListOffsets, or a committed offset from the group).
+ * Buffered data covers [position, fetchPosition). Both positions are null until the starting
+ * offset is known (a reset through ListOffsets, or a committed offset from the group).
+ *
+ * Every field is private: SubscriptionState changes a partition through the methods here (nothing
+ * outside state/ calls them), and everyone else reads.
  */
 export class PartitionState {
   readonly key: string;
-  position: bigint | null = null;
-  fetchPosition: bigint | null = null;
-  /**
-   * A reset asked for (auto.offset.reset, or an explicit seek to the start or end), or a seek to
-   * the first record at or after a time (ms; the end of the log when there is none).
-   */
-  reset: ResetTarget | null = null;
-  /** Bumped on every seek or reset: answers to fetches sent before are dropped. */
-  generation = 0;
-  paused = false;
-  /** Bytes of fetched, undelivered data for this partition (decompressed size once known). */
-  bufferedBytes = 0;
-  /** A fetch for this partition is on the wire. */
-  inFlight = false;
-  /** From the last fetch response. */
-  highWatermark = -1n;
-  lastStableOffset = -1n;
-  logStartOffset = -1n;
-  /** Node to fetch from instead of the leader (KIP-392), until `preferredUntil`. */
-  preferredReadReplica = -1;
-  preferredUntil = 0;
-  /** A leader hint from a NOT_LEADER / FENCED answer (KIP-951), used until metadata catches up. */
-  leaderHint: { leaderId: number; leaderEpoch: number } | undefined;
-  /** Not before this time (ms): after a retriable error. */
-  backoffUntil = 0;
-  /**
-   * KIP-320. The leader epoch of the last batch fetched (or of the committed offset restored): sent
-   * as a Fetch's lastFetchedEpoch, and the epoch whose end validates the position. -1 when unknown.
-   */
-  lastFetchedEpoch = -1;
-  /** The position waits for OffsetForLeaderEpoch to confirm the leader's log still holds it. */
-  validation: 'none' | 'due' | 'sent' = 'none';
-  /** The validation under way was asked for by OFFSET_OUT_OF_RANGE: no truncation means a reset. */
-  validatingOutOfRange = false;
-  /** The leader epoch (from metadata) the position was last fetched or validated under. */
-  leaderEpochSeen = -1;
-  /** An error the application must see (auto.offset.reset=none, authorization). */
-  error: Error | undefined;
-  /**
-   * The consumer-wide count of delivered, unreleased batches (shared by every partition state, and
-   * kept when a partition is revoked: a batch the application still holds still counts for
-   * max.poll.interval.ms).
-   */
-  heldBatches: { count: number } = { count: 0 };
-  /** Where releases are counted (shared, like heldBatches). */
-  meter: ConsumerMeter | undefined;
-  /** Being handed over in a rebalance: nothing more is delivered from it. */
-  revoking = false;
+  private fetchState: FetchState = 'awaiting-reset';
+  private _position: bigint | null = null;
+  private _fetchPosition: bigint | null = null;
+  private _resetTarget: ResetTarget | null = null;
+  private _generation = 0;
+  private _paused = false;
+  private _revoking = false;
+  private _inFlight = false;
+  private _highWatermark = -1n;
+  private _lastStableOffset = -1n;
+  private _logStartOffset = -1n;
+  private _preferredReadReplica = -1;
+  private _preferredUntil = 0;
+  private _leaderHint: { leaderId: number; leaderEpoch: number } | undefined;
+  private _backoffUntil = 0;
+  private _lastFetchedEpoch = -1;
+  private _validatingOutOfRange = false;
+  private _leaderEpochSeen = -1;
+  private _error: Error | undefined;
   /** What the application finished: the only source of commit offsets (see DeliveryLedger). */
   private readonly ledger = new DeliveryLedger();
   /** Batches delivered whose memory the application still holds (settled or not). */
@@ -77,9 +87,91 @@ export class PartitionState {
   constructor(
     readonly topic: string,
     readonly partition: number,
-    public stream: MessageStream,
+    /**
+     * The consumer-wide count of delivered, unreleased batches (shared by every partition state,
+     * and kept when a partition is revoked: a batch the application still holds still counts for
+     * max.poll.interval.ms).
+     */
+    private readonly heldBatches: { count: number } = { count: 0 },
+    /** Where releases are counted. */
+    private readonly meter?: ConsumerMeter,
   ) {
     this.key = tpKey(topic, partition);
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  get state(): FetchState {
+    return this.fetchState;
+  }
+  get position(): bigint | null {
+    return this._position;
+  }
+  get fetchPosition(): bigint | null {
+    return this._fetchPosition;
+  }
+  /** A reset asked for (auto.offset.reset, a seek to the start, end or a time); null when none. */
+  get resetTarget(): ResetTarget | null {
+    return this._resetTarget;
+  }
+  /** Bumped on every seek, reset, give-back or move: data and answers from before are stale. */
+  get generation(): number {
+    return this._generation;
+  }
+  get paused(): boolean {
+    return this._paused;
+  }
+  /** Being handed over in a rebalance: nothing more is delivered from it. */
+  get revoking(): boolean {
+    return this._revoking;
+  }
+  /** A fetch for this partition is on the wire. */
+  get inFlight(): boolean {
+    return this._inFlight;
+  }
+  /** From the last fetch answer that carried them (-1n before one). */
+  get highWatermark(): bigint {
+    return this._highWatermark;
+  }
+  get lastStableOffset(): bigint {
+    return this._lastStableOffset;
+  }
+  get logStartOffset(): bigint {
+    return this._logStartOffset;
+  }
+  /** Node to fetch from instead of the leader (KIP-392) until `preferredUntil`; -1 when none. */
+  get preferredReadReplica(): number {
+    return this._preferredReadReplica;
+  }
+  get preferredUntil(): number {
+    return this._preferredUntil;
+  }
+  /** A leader named by a NOT_LEADER / FENCED answer (KIP-951), used until metadata catches up. */
+  get leaderHint(): { readonly leaderId: number; readonly leaderEpoch: number } | undefined {
+    return this._leaderHint;
+  }
+  /** Not fetched before this time (ms): after a retriable error or a processing failure. */
+  get backoffUntil(): number {
+    return this._backoffUntil;
+  }
+  /**
+   * KIP-320. The leader epoch of the last batch fetched (or of the committed offset restored): sent
+   * as a Fetch's lastFetchedEpoch, and the epoch whose end validates the position. -1 when unknown.
+   */
+  get lastFetchedEpoch(): number {
+    return this._lastFetchedEpoch;
+  }
+  /** The validation under way was asked for by OFFSET_OUT_OF_RANGE: no truncation means a reset. */
+  get validatingOutOfRange(): boolean {
+    return this._validatingOutOfRange;
+  }
+  /** The leader epoch (from metadata) the position was last fetched or validated under. */
+  get leaderEpochSeen(): number {
+    return this._leaderEpochSeen;
+  }
+  /** The error the application must see while 'failed'. */
+  get error(): Error | undefined {
+    return this._error;
   }
 
   /**
@@ -99,30 +191,147 @@ export class PartitionState {
     return this.outstanding;
   }
 
-  /** The application (or a seek, a committed offset, a reset) moves the partition to `offset`. */
+  // ------------------------------------------------ changes (SubscriptionState's)
+
+  private transition(method: Transition, to: FetchState): void {
+    const from: readonly FetchState[] = TRANSITIONS[method];
+    if (!from.includes(this.fetchState)) throw new IllegalStateError(`${this.topic}-${this.partition}: ${method} from ${this.fetchState} (to ${to}) is not a transition`);
+    this.fetchState = to;
+  }
+
+  /** The next record comes from `offset`; with the epoch it came with, validated first (KIP-320). */
   seek(offset: bigint, leaderEpoch = -1): void {
-    this.position = offset;
-    this.fetchPosition = offset;
+    this.transition('seek', leaderEpoch >= 0 ? 'awaiting-validation' : 'fetching');
+    this.moveTo(offset, leaderEpoch);
+  }
+
+  private moveTo(offset: bigint, leaderEpoch: number): void {
+    this._position = offset;
+    this._fetchPosition = offset;
     this.ledger.restart(offset, leaderEpoch);
-    // An offset that comes with its epoch (a committed one) is checked against the leader's log
-    // before it is fetched: the log may have been truncated below it since (KIP-320).
-    this.lastFetchedEpoch = leaderEpoch;
-    this.validation = leaderEpoch >= 0 ? 'due' : 'none';
-    this.validatingOutOfRange = false;
-    this.reset = null;
-    this.generation++;
-    this.error = undefined;
+    this._lastFetchedEpoch = leaderEpoch;
+    this._validatingOutOfRange = false;
+    this._resetTarget = null;
+    this._generation++;
+    this._error = undefined;
+  }
+
+  requestReset(target: ResetTarget): void {
+    this.transition('requestReset', 'awaiting-reset');
+    this._position = null;
+    this._fetchPosition = null;
+    this._resetTarget = target;
+    this.ledger.clear();
+    this._lastFetchedEpoch = -1;
+    this._validatingOutOfRange = false;
+    this._generation++;
+    this._error = undefined;
+  }
+
+  /** The reset found its offset (ListOffsets). */
+  resetTo(offset: bigint): void {
+    this.transition('resetTo', 'fetching');
+    this.moveTo(offset, -1);
+  }
+
+  /** The position is to be checked against the leader's log (a new leader; an out-of-range answer). */
+  requestValidation(outOfRange = false): void {
+    this.transition('requestValidation', 'awaiting-validation');
+    if (outOfRange) this._validatingOutOfRange = true;
+  }
+
+  validationSent(): void {
+    this.transition('validationSent', 'validating');
+  }
+
+  /** The check could not be made (no answer, a retriable error, a position that moved): due again. */
+  validationRetry(): void {
+    this.transition('validationRetry', 'awaiting-validation');
+  }
+
+  /** The leader's log holds the position: fetching goes on from it. */
+  completeValidation(): void {
+    this.transition('completeValidation', 'fetching');
+    this._validatingOutOfRange = false;
+  }
+
+  /** The check found the log truncated below the position: it goes on from `offset` (KIP-320). */
+  truncatedTo(offset: bigint, leaderEpoch: number): void {
+    this.transition('completeValidation', 'fetching');
+    this.moveTo(offset, leaderEpoch);
+  }
+
+  fail(error: Error): void {
+    this.transition('fail', 'failed');
+    this._error = error;
+  }
+
+  /** A new leader epoch from metadata; returns whether the position should be validated under it. */
+  leaderEpochChanged(epoch: number): boolean {
+    if (epoch <= this._leaderEpochSeen) return false;
+    const check = this._leaderEpochSeen >= 0 && this._lastFetchedEpoch >= 0 && this.fetchState === 'fetching';
+    this._leaderEpochSeen = epoch;
+    return check;
+  }
+
+  fetchSent(): void {
+    this._inFlight = true;
+  }
+
+  /** The fetch came back (or failed): with the answer's watermarks, where they are known (>= 0). */
+  fetchAnswered(highWatermark = -1n, lastStableOffset = -1n, logStartOffset = -1n): void {
+    this._inFlight = false;
+    if (highWatermark >= 0n) this._highWatermark = highWatermark;
+    if (lastStableOffset >= 0n) this._lastStableOffset = lastStableOffset;
+    if (logStartOffset >= 0n) this._logStartOffset = logStartOffset;
+  }
+
+  /** Data up to `nextOffset` was fetched (buffered), the last of it in `lastEpoch`. */
+  fetched(nextOffset: bigint, lastEpoch: number): void {
+    if (nextOffset > this._fetchPosition!) this._fetchPosition = nextOffset;
+    if (lastEpoch >= 0) this._lastFetchedEpoch = lastEpoch;
+  }
+
+  preferReplica(node: number, until: number): void {
+    this._preferredReadReplica = node;
+    this._preferredUntil = until;
+  }
+
+  hintLeader(hint: { leaderId: number; leaderEpoch: number } | undefined): void {
+    this._leaderHint = hint;
+  }
+
+  backOffUntil(time: number): void {
+    this._backoffUntil = time;
+  }
+
+  pause(): void {
+    this._paused = true;
+  }
+
+  resume(): void {
+    this._paused = false;
+  }
+
+  revoke(): void {
+    this._revoking = true;
   }
 
   /**
    * Buffered data is dropped and fetched again from the position (the partition moved to another
-   * stream): nothing delivered changes.
+   * stream, or it is no longer assigned): nothing delivered changes.
    */
   refetch(): void {
-    if (this.position === null) return;
-    this.fetchPosition = this.position;
-    this.generation++;
+    this._generation++;
+    if (this._position !== null) this._fetchPosition = this._position;
   }
+
+  /** The application's next record is at `offset` (records were handed over or passed: control records, aborted batches). */
+  advance(offset: bigint): void {
+    if (offset > this._position!) this._position = offset;
+  }
+
+  // ------------------------------------------------------------- the ledger
 
   /** A batch of this partition, [start, next), `records` records, goes to the application. */
   delivered(start: bigint, next: bigint, leaderEpoch: number, records = 0): Delivery {
@@ -163,30 +372,28 @@ export class PartitionState {
 
   /**
    * The application gives a delivery back with records unfinished: the commit point stops at its
-   * first unfinished record, and the partition is delivered again from there (buffered data and
-   * fetches in flight are dropped). Returns the offset it starts again from, or null if nothing
-   * needed redelivery.
+   * first unfinished record, and the partition goes on from there (what is buffered is stale).
+   * Returns the offset it starts again from, or null if nothing needed redelivery.
    */
   giveBack(d: Delivery): bigint | null {
     const from = this.ledger.abandoned(d);
     if (from === null) return null;
-    this.position = from;
-    this.fetchPosition = from;
-    this.generation++;
-    this.stream.dropPartition(this.key);
+    this._position = from;
+    this._fetchPosition = from;
+    this._generation++;
     return from;
   }
 
   /**
    * A delivery is cut short at `offset` (the records from there were not handed over): the
-   * partition is delivered again from there, buffered data and fetches in flight dropped.
+   * partition goes on from there (what is buffered is stale). Returns whether it was cut.
    */
-  cutDelivery(d: Delivery, offset: bigint): void {
-    if (!this.ledger.cut(d, offset)) return;
-    this.position = offset;
-    this.fetchPosition = offset;
-    this.generation++;
-    this.stream.dropPartition(this.key);
+  cutDelivery(d: Delivery, offset: bigint): boolean {
+    if (!this.ledger.cut(d, offset)) return false;
+    this._position = offset;
+    this._fetchPosition = offset;
+    this._generation++;
+    return true;
   }
 
   /** Resolves when every delivered batch of the partition has been released (or after `ms`). */
@@ -199,15 +406,5 @@ export class PartitionState {
         resolve(true);
       });
     });
-  }
-
-  requestReset(policy: ResetTarget): void {
-    this.position = null;
-    this.fetchPosition = null;
-    this.reset = policy;
-    this.ledger.clear();
-    this.lastFetchedEpoch = -1;
-    this.validation = 'none';
-    this.generation++;
   }
 }

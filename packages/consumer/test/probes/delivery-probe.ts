@@ -18,10 +18,8 @@
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { BufferPool, encodeRecordBatch, type RecordInput } from '@kwire/protocol';
-import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
-import { PartitionState } from '../../src/state/partition-state.js';
-import { recordContext, type BatchCursor } from '../../src/records.js';
-import type { MessageStream } from '../../src/streams.js';
+import { recordContext, type BatchCursor } from '../../src/records/index.js';
+import { fetchedFrom } from '../unit/fetched-fixture.js';
 
 const HELP = `delivery-probe: the consumer's CPU per record from a Fetch answer to the application, no broker
 
@@ -78,17 +76,7 @@ let cursor: BatchCursor | undefined;
 
 /** The answer delivered once, every value touched; returns the records delivered. */
 function deliverOnce(): number {
-  const frame = new SharedFrame(() => {});
-  const state = new PartitionState('t', 0, {} as MessageStream);
-  state.seek(0n);
-  const data = new FetchedPartition(state, state.generation, frame, bytes, BigInt(records), BigInt(records), null, {
-    readCommitted: false,
-    checkCrcs: true,
-    pool,
-    context,
-    onBytes: () => {},
-  });
-  frame.release();
+  const { data } = fetchedFrom(bytes, { highWatermark: BigInt(records), pool, context });
   let n = 0;
   for (let batch = data.next(max); batch !== null; batch = data.done ? null : data.next(max)) {
     if (cursorMode) {

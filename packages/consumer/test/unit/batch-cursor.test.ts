@@ -10,12 +10,10 @@ import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BufferPool, encodeRecordBatch, RecordReleasedError, type RecordInput } from '@kwire/protocol';
-import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
-import { PartitionState } from '../../src/state/partition-state.js';
-import { type BatchCursor, ConsumerBatch, recordContext } from '../../src/records.js';
-import type { MessageStream } from '../../src/streams.js';
+import { type BatchCursor, ConsumerBatch, recordContext } from '../../src/records/index.js';
+import { fetchedFrom } from './fetched-fixture.js';
 import { CorruptRecordError, createConsumer } from '../../src/index.js';
-import { FakeCluster } from './fake-cluster.js';
+import { FakeCluster } from '@kwire/testkit';
 import { decodeBatch } from '../../src/deserialize.js';
 
 const context = recordContext('t', 0, 'buffer', 'buffer', true);
@@ -23,17 +21,7 @@ const context = recordContext('t', 0, 'buffer', 'buffer', true);
 const T0 = 1_700_000_000_000;
 
 function fetched(bytes: Buffer, position = 0n, pool = new BufferPool(), checkCrcs = true, ctx = context) {
-  const frame = new SharedFrame(() => {});
-  const state = new PartitionState('t', 0, { dropPartition() {} } as unknown as MessageStream);
-  state.seek(position);
-  const data = new FetchedPartition(state, state.generation, frame, bytes, 1_000_000n, 1_000_000n, null, {
-    readCommitted: false,
-    checkCrcs,
-    pool,
-    context: ctx,
-    onBytes: () => {},
-  });
-  frame.release();
+  const { data, state } = fetchedFrom(bytes, { position, pool, checkCrcs, context: ctx });
   return { data, state };
 }
 
@@ -274,7 +262,7 @@ test('a malformed record under a deserializer that runs before delivery: the bat
 test('a cursor over records given as objects (interceptors, deserializer skips) reads them', () => {
   const { data } = fetched(wire([4]));
   const batch = data.next(500)!;
-  const derived = new ConsumerBatch('t', 0, batch.records.slice(1, 3), 0n, 0n, 3n, { progressed() {}, giveBack() {}, cut() {}, released() {} });
+  const derived = new ConsumerBatch('t', 0, batch.records.slice(1, 3), 0n, 0n, 3n, { progressed() {}, progressLater() {}, giveBack() {}, cut() {}, released() {} });
   assert.equal(
     viaCursor(derived).map((s) => s.offset),
     [1, 2],

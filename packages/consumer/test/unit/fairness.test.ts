@@ -6,14 +6,20 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiKey, BufferPool, encodeRecordBatch } from '@kwire/protocol';
-import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
-import { PartitionState } from '../../src/state/partition-state.js';
-import { recordContext, type ConsumerBatch, type RecordContext } from '../../src/records.js';
+import { SharedFrame } from '../../src/connection/shared-frame.js';
+import { BufferBudget } from '../../src/fetch/buffer-budget.js';
+import { FetchCollector } from '../../src/fetch/fetch-collector.js';
+import { FetchedPartition } from '../../src/fetch/fetched-partition.js';
+import type { PartitionState } from '../../src/state/partition-state.js';
+import { SubscriptionState } from '../../src/state/subscription-state.js';
+import { recordContext, type ConsumerBatch, type RecordContext } from '../../src/records/index.js';
 import { MessageStream, type StreamOwner } from '../../src/streams.js';
 import { createConsumer, type ConsumedRecord } from '../../src/index.js';
-import { FakeCluster } from './fake-cluster.js';
-import type { Reply } from './connection-fake-broker.js';
-import { settlesWithin } from '../settles.js';
+import { FakeCluster, type Reply, settlesWithin } from '@kwire/testkit';
+
+const subscriptions = new SubscriptionState(() => {});
+const collector = new FetchCollector(subscriptions);
+const budget = new BufferBudget(() => {});
 
 const owner: StreamOwner = {
   maxPollRecords: 500,
@@ -21,6 +27,8 @@ const owner: StreamOwner = {
   delivered: (b) => b,
   drained: () => {},
   mayDeliver: () => true,
+  collect: (data, max) => collector.next(data, max),
+  corrupt: (state) => subscriptions.refetchCorrupt(state),
   deserializationErrorPolicy: 'stop',
   deserializationFailed: () => {},
 };
@@ -43,7 +51,7 @@ function data(state: PartitionState, base: number, n: number, highWatermark: num
     checkCrcs: true,
     pool,
     context: context(state.topic),
-    onBytes: () => {},
+    account: budget.of(state.key),
   });
   frame.release();
   return d;
@@ -60,9 +68,11 @@ async function takeAll(stream: MessageStream, n: number): Promise<string[]> {
   return out;
 }
 
-function partition(stream: MessageStream, topic: string): PartitionState {
-  const state = new PartitionState(topic, 0, stream);
-  state.seek(0n);
+/** A partition of `topic` at offset 0 (its data goes to the stream the test pushes it to). */
+function partition(_stream: MessageStream, topic: string): PartitionState {
+  const state = subscriptions.create(topic, 0);
+  subscriptions.seek(state, 0n);
+  subscriptions.add(state);
   return state;
 }
 

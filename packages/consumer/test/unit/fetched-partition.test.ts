@@ -5,18 +5,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BufferPool, crc32c, encodeRecordBatch, type RecordInput } from '@kwire/protocol';
 import { CorruptRecordError } from '../../src/errors.js';
-import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
-import { PartitionState } from '../../src/state/partition-state.js';
-import { recordContext } from '../../src/records.js';
-import type { MessageStream } from '../../src/streams.js';
+import { recordContext } from '../../src/records/index.js';
+import { fetchedFrom, type TestFetched } from './fetched-fixture.js';
 
 const context = recordContext('t', 0, 'buffer', 'buffer', true);
-
-function partition(): PartitionState {
-  const state = new PartitionState('t', 0, {} as MessageStream);
-  state.seek(0n);
-  return state;
-}
 
 /** Two wire batches of `n` records each, `value-<offset>` values, as a Fetch partition carries them. */
 function records(n: number, compression: 'none' | 'lz4' = 'none'): Buffer {
@@ -34,17 +26,7 @@ function records(n: number, compression: 'none' | 'lz4' = 'none'): Buffer {
  */
 function fetched(bytes: Buffer, highWatermark: bigint, pool: BufferPool, position = 0n) {
   let frameReleased = 0;
-  const frame = new SharedFrame(() => frameReleased++);
-  const state = partition();
-  state.seek(position);
-  const data = new FetchedPartition(state, state.generation, frame, bytes, highWatermark, highWatermark, null, {
-    readCommitted: false,
-    checkCrcs: true,
-    pool,
-    context,
-    onBytes: () => {},
-  });
-  frame.release();
+  const { data, state } = fetchedFrom(bytes, { highWatermark, pool, position, context, onFrameRelease: () => frameReleased++ });
   return { data, state, released: () => frameReleased };
 }
 
@@ -105,10 +87,10 @@ test('corrupt data after good batches: nothing is delivered, and the decompressi
 // the part before ended (RecordBatch.recordStart); others are walked when cut.
 
 /** A batch's records as delivered parts read them: [offset, value] by records or by cursor. */
-function byRecords(batch: ReturnType<FetchedPartition['next']>): [bigint, string][] {
+function byRecords(batch: ReturnType<TestFetched['next']>): [bigint, string][] {
   return batch!.records.map((r) => [r.offset, (r.value as Buffer).toString()]);
 }
-function byCursor(batch: ReturnType<FetchedPartition['next']>): [bigint, string][] {
+function byCursor(batch: ReturnType<TestFetched['next']>): [bigint, string][] {
   const out: [bigint, string][] = [];
   const c = batch!.cursor();
   for (let r = c.next(); r !== null; r = c.next()) out.push([r.offset, r.valueString()!]);

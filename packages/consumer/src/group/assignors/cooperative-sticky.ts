@@ -17,6 +17,7 @@ import { decodeCooperativeStickyUserData, encodeCooperativeStickyUserData } from
 import { sortedResult } from './common.js';
 import { DEFAULT_GENERATION, stickyAssign, type StickyMemberData } from './sticky-core.js';
 import type { AssignmentContext, Assignor, MemberAssignment, MemberSubscription, SubscriptionContext, TopicPartition } from './types.js';
+import { tpKey } from '../../tp-key.js';
 
 // The user data codec is part of the consumer protocol, in @kwire/protocol.
 export { decodeCooperativeStickyUserData, encodeCooperativeStickyUserData };
@@ -27,7 +28,7 @@ export function cooperativeMemberData(m: MemberSubscription): StickyMemberData {
   return { partitions: m.ownedPartitions, generation: decodeCooperativeStickyUserData(m.userData) };
 }
 
-const key = (tp: TopicPartition) => `${tp.topic}\u0000${tp.partition}`;
+const key = (tp: TopicPartition) => tpKey(tp.topic, tp.partition);
 
 export class CooperativeStickyAssignor implements Assignor {
   readonly name = 'cooperative-sticky';

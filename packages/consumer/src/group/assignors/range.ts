@@ -64,7 +64,7 @@ class TopicState {
     const rack = memberRack(m);
     if (rack === null) return true;
     const racks = this.partitionRacks[partition];
-    return racks !== undefined && racks.has(rack);
+    return racks?.has(rack);
   }
 
   /** How many more partitions of this topic the member may take. */

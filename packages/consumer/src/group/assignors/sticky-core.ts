@@ -226,7 +226,7 @@ function constrainedAssign(
   // Partitions a member had but does not keep: moving them elsewhere is a transfer.
   const maybeRevoked = new Map<TopicPartition, string>();
   const kept: TopicPartition[] = [];
-  let underMin: string[] = [];
+  const underMin: string[] = [];
   let atMin: string[] = [];
 
   for (const [member, list] of owned) {
