@@ -5,8 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { useKafka, type TestKafka } from '@kwire/broker';
 import { ConfigError, createConsumer, UsageError, type Consumer, type TopicPartition } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { within } from './waits.js';
+import { TestProducer, within } from '@kwire/testkit';
 
 let kafka: TestKafka;
 let producer: TestProducer;

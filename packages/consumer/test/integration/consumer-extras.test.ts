@@ -3,38 +3,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, producerPerformance, startKafka, useKafka, type TestKafka } from '@kwire/broker';
+import { createTopic, producerPerformance, startKafka } from '@kwire/broker';
 import { createConsumer, Kip848UnavailableError, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until as waitUntil, within } from './waits.js';
+import { kafkaSuite, until as waitUntil, within } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.allSettled(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test, { consumer: { autoOffsetReset: 'earliest', fetchMaxWaitMs: 100 } });
 
 function consumer(extra: Record<string, unknown>): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, ...extra });
-  open.push(c);
-  return c;
+  return env.consumer(extra);
 }
 
 const until = (what: string, cond: () => boolean, ms = 30_000) => waitUntil(what, cond, ms, 50);
 
 test('flow control: an unread partition stops being fetched at its buffer bound, and resumes when drained', async () => {
   const topic = `flow-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producerPerformance(kafka, { topic, numRecords: 4_000, recordSize: 1_000 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await producerPerformance(env.kafka, { topic, numRecords: 4_000, recordSize: 1_000 });
   const bound = 256 * 1024;
   const c = consumer({ maxPartitionFetchBytes: 64 * 1024, maxBufferedBytesPerPartition: bound });
   await c.assign([{ topic, partition: 0 }]);
@@ -56,8 +42,8 @@ test('flow control: an unread partition stops being fetched at its buffer bound,
 
 test('deserializers: json, and a function that sees topic, partition and part', async () => {
   const topic = `deser-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, [
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await env.producer.send(topic, 0, [
     { key: Buffer.from('a'), value: Buffer.from(JSON.stringify({ n: 1, s: 'x' })) },
     { key: Buffer.from('b'), value: null },
   ]);
@@ -84,9 +70,9 @@ test('deserializers: json, and a function that sees topic, partition and part', 
 test('max.poll.interval.ms: a member holding a batch too long leaves (event), its partitions move, it rejoins when it pulls again', async () => {
   const topic = `poll-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 2 });
+  await createTopic(env.kafka, { topic, partitions: 2 });
   for (const p of [0, 1])
-    await producer.send(
+    await env.producer.send(
       topic,
       p,
       Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
@@ -114,8 +100,8 @@ test('max.poll.interval.ms: a member holding a batch too long leaves (event), it
 test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked before partitions go (with commits)', async () => {
   const topic = `listener-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 2 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
@@ -159,16 +145,17 @@ test('the rebalance listener: onPartitionsAssigned, then onPartitionsRevoked bef
   await until('the second member to get a partition', () => b.assignment().length === 1 && calls.length >= 3, 30_000);
   assert.equal(calls.slice(0, 3), ['assigned 0,1', 'revoked 0,1', calls[2]!], 'eager: all revoked before the new assignment');
   assert.match(calls[2]!, /^assigned [01]$/);
-  const committed = await a.committed([{ topic, partition: 0 }]);
-  assert.is(committed.get(`${topic}\u00000`)?.offset, 10n, 'the records read were committed on revocation');
+  const tp0 = { topic, partition: 0 };
+  const committed = await a.committed([tp0]);
+  assert.is(committed.get(tp0)?.offset, 10n, 'the records read were committed on revocation');
 });
 
 test('streams in a group: partitions spread over streams; a member joining moves them without loss or duplicates', async () => {
   const topic = `gstreams-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 4 });
+  await createTopic(env.kafka, { topic, partitions: 4 });
   for (let p = 0; p < 4; p++)
-    await producer.send(
+    await env.producer.send(
       topic,
       p,
       Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })),
@@ -212,8 +199,8 @@ test('streams in a group: partitions spread over streams; a member joining moves
 test('close() from inside the loop, while holding a batch, returns promptly and does not commit that batch', async () => {
   const topic = `closein-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${i}`) })),
@@ -237,8 +224,9 @@ test('close() from inside the loop, while holding a batch, returns promptly and 
   // Read the group's committed offset with a member of the same group that commits nothing.
   const check = consumer({ groupId, enableAutoCommit: false });
   await check.subscribe({ topics: [topic] });
-  const committed = await check.committed([{ topic, partition: 0 }]);
-  assert.is(committed.get(`${topic}\u00000`)?.offset, 10n, 'the released batch was committed, the held one was not');
+  const tp0 = { topic, partition: 0 };
+  const committed = await check.committed([tp0]);
+  assert.is(committed.get(tp0)?.offset, 10n, 'the released batch was committed, the held one was not');
 });
 
 test('KIP-848 on a broker without it (3.9.1): a clear error, or classic with groupProtocolFallback', async () => {

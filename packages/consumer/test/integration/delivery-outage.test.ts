@@ -7,8 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer, type Consumer } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until, within } from './waits.js';
+import { TestProducer, until, within } from '@kwire/testkit';
 
 let cluster: KafkaCluster;
 let producer: TestProducer;

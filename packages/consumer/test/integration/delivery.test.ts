@@ -4,45 +4,31 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { within } from './waits.js';
+import { describeGroupOffsets } from '@kwire/broker';
+import type { Consumer, ConsumerBatch } from '../../src/index.js';
+import { kafkaSuite, within } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
 const RECORDS = 2_000;
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.allSettled(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test, { consumer: { autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'string' } });
 
 /** A one-partition topic of RECORDS records in batches of 500 (as the issue's measurement). */
 async function topicWithRecords(name: string): Promise<string> {
   const topic = `${name}-${run}`;
-  await producer.createTopics([topic]);
+  await env.producer.createTopics([topic]);
   const records = Array.from({ length: RECORDS }, (_, i) => ({ key: null, value: `v${i}` }));
-  await producer.send(topic, 0, records, { batchSize: 500 });
+  await env.producer.send(topic, 0, records, { batchSize: 500 });
   return topic;
 }
 
 function member(groupId: string, extra: Record<string, unknown> = {}): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'string', ...extra });
-  open.push(c);
-  return c;
+  return env.consumer({ groupId, ...extra });
 }
 
 /** The group's committed offset of partition 0, as kafka-consumer-groups --describe shows it. */
 async function committed(groupId: string): Promise<bigint | null> {
-  const rows = await describeGroupOffsets(kafka, groupId);
+  const rows = await describeGroupOffsets(env.kafka, groupId);
   return rows.find((r) => r.partition === 0)?.committed ?? null;
 }
 

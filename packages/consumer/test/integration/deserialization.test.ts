@@ -5,38 +5,23 @@
 import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, DeserializationError, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { within } from './waits.js';
-import { settlesWithin } from '../settles.js';
+import { describeGroupOffsets } from '@kwire/broker';
+import { DeserializationError, type Consumer, type ConsumerBatch } from '../../src/index.js';
+import { kafkaSuite, within, settlesWithin } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.allSettled(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test, { consumer: { autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'json', autoCommitIntervalMs: 600_000 } });
 
 function member(groupId: string, extra: Record<string, unknown> = {}): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'json', autoCommitIntervalMs: 600_000, ...extra });
-  open.push(c);
-  return c;
+  return env.consumer({ groupId, ...extra });
 }
 
 /** Offsets 0-3: JSON, JSON, not JSON, JSON. */
 async function poisoned(name: string): Promise<string> {
   const topic = `${name}-${run}`;
-  await producer.createTopics([topic]);
-  await producer.send(topic, 0, [{ value: '{"n":0}' }, { value: '{"n":1}' }, { value: '{"n": oops' }, { value: '{"n":3}' }]);
+  await env.producer.createTopics([topic]);
+  await env.producer.send(topic, 0, [{ value: '{"n":0}' }, { value: '{"n":1}' }, { value: '{"n": oops' }, { value: '{"n":3}' }]);
   return topic;
 }
 
@@ -64,7 +49,7 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   assert.instance(e.cause, SyntaxError);
   assert.equal(c.paused(), [{ topic, partition: 0 }], 'the partition is stopped');
   await c.commitSync();
-  const rows = await describeGroupOffsets(kafka, groupId);
+  const rows = await describeGroupOffsets(env.kafka, groupId);
   assert.is(rows[0]?.committed, 2n, 'committed up to the bad record, not past it (ConsumerGroupCommand)');
   // The application decides: past the record, and on.
   c.seek({ topic, partition: 0 }, 3n);
@@ -96,14 +81,14 @@ test("'skip': the bad record is left out with a 'deserialization-error' event; e
   const [err] = await skipped;
   assert.is(err.offset, 2n);
   await c.close();
-  const rows = await describeGroupOffsets(kafka, groupId);
+  const rows = await describeGroupOffsets(env.kafka, groupId);
   assert.is(rows[0]?.committed, 4n, 'the skipped record counts as done');
 });
 
 test('an async deserializer sees topic, partition, part and headers; its value is awaited before delivery', async () => {
   const topic = `deser-async-${run}`;
-  await producer.createTopics([topic]);
-  await producer.send(topic, 0, [
+  await env.producer.createTopics([topic]);
+  await env.producer.send(topic, 0, [
     { value: 'abc', headers: [{ key: 'enc', value: Buffer.from('upper') }] },
     { value: 'def', headers: [] },
   ]);

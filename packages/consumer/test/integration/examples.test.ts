@@ -75,7 +75,7 @@ test('examples/cursor.mjs reads every record through the zero-allocation cursor'
 
 test('examples/group.mjs: a record printed, failures retried and logged, everything committed, metrics printed', async () => {
   const { stdout, stderr } = await example('group.mjs');
-  assert.match(stdout, /ConsumedRecord \{\n {2}topic: 'orders-[a-z0-9]+',\n {2}partition: \d,\n {2}offset: 0n,/);
+  assert.match(stdout, /ConsumerRecord \{\n {2}topic: 'orders-[a-z0-9]+',\n {2}partition: \d,\n {2}offset: 0n,/);
   assert.match(stdout, /key: <Buffer 'customer-0'>,\n {2}value: \{ order: \d+, cents: \d+ \},\n {2}headers: \[\],/);
   assert.match(stdout, /handled 3000 records \(3 failures retried\)/);
   assert.match(stdout, /the group's committed offsets add up to 3000 \(read with kafkajs\)/);

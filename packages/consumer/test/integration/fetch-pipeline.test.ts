@@ -3,30 +3,16 @@
 // rule of zero-copy records.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch, type KeptRecord } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until } from './waits.js';
+import { createTopic, producerPerformance } from '@kwire/broker';
+import { isKafkaError, OffsetOutOfRangeError, type Consumer, type ConsumerBatch, type KeptRecord } from '../../src/index.js';
+import { kafkaSuite, until } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const consumers: Consumer[] = [];
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.allSettled(consumers.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test, { consumer: { autoOffsetReset: 'earliest', fetchMaxWaitMs: 100 } });
 
 function consumer(extra: Record<string, unknown> = {}): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, ...extra });
-  consumers.push(c);
-  return c;
+  return env.consumer(extra);
 }
 
 /** Reads `n` records from the consumer's default stream (or fails after `ms`). */
@@ -54,8 +40,8 @@ async function take<T = KeptRecord>(c: AsyncIterable<ConsumerBatch>, n: number, 
 for (const compression of ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const) {
   test(`${compression}: every record the Java producer wrote, once, in order per partition`, async () => {
     const topic = `codec-${compression}-${run}`;
-    await createTopic(kafka, { topic, partitions: 3 });
-    await producerPerformance(kafka, { topic, numRecords: 3_000, recordSize: 120, compression });
+    await createTopic(env.kafka, { topic, partitions: 3 });
+    await producerPerformance(env.kafka, { topic, numRecords: 3_000, recordSize: 120, compression });
     const c = consumer();
     await c.assign([0, 1, 2].map((partition) => ({ topic, partition })));
     const records = await take(c, 3_000);
@@ -72,9 +58,9 @@ for (const compression of ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const) {
 
 test('keys, headers, tombstones and timestamps come through as written', async () => {
   const topic = `shapes-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   const ts = 1_700_000_000_000;
-  await producer.send(
+  await env.producer.send(
     topic,
     0,
     [
@@ -114,9 +100,9 @@ test('keys, headers, tombstones and timestamps come through as written', async (
 
 test("streams: a topic's partitions spread over N streams, each partition in exactly one", async () => {
   const topic = `streams-${run}`;
-  await createTopic(kafka, { topic, partitions: 6 });
+  await createTopic(env.kafka, { topic, partitions: 6 });
   for (let p = 0; p < 6; p++)
-    await producer.send(
+    await env.producer.send(
       topic,
       p,
       Array.from({ length: 50 }, (_, i) => ({ value: Buffer.from(`${p}:${i}`) })),
@@ -136,13 +122,13 @@ test("streams: a topic's partitions spread over N streams, each partition in exa
 
 test('seek, pause and resume', async () => {
   const topic = `seek-${run}`;
-  await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 2 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`a${i}`) })),
   );
-  await producer.send(
+  await env.producer.send(
     topic,
     1,
     Array.from({ length: 100 }, (_, i) => ({ value: Buffer.from(`b${i}`) })),
@@ -182,8 +168,8 @@ test('seek, pause and resume', async () => {
 
 test('OFFSET_OUT_OF_RANGE: reset to earliest, or an OffsetOutOfRangeError with auto.offset.reset=none', async () => {
   const topic = `range-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 20 }, (_, i) => ({ value: Buffer.from(`r${i}`) })),
@@ -214,9 +200,9 @@ test('OFFSET_OUT_OF_RANGE: reset to earliest, or an OffsetOutOfRangeError with a
 
 test('eachMessage and eachBatch: batches are released when the callback settles', async () => {
   const topic = `callbacks-${run}`;
-  await createTopic(kafka, { topic, partitions: 2 });
+  await createTopic(env.kafka, { topic, partitions: 2 });
   for (const p of [0, 1])
-    await producer.send(
+    await env.producer.send(
       topic,
       p,
       Array.from({ length: 30 }, (_, i) => ({ value: Buffer.from(`${p}-${i}`) })),
@@ -241,8 +227,8 @@ test('eachMessage and eachBatch: batches are released when the callback settles'
 
 test('a kept record outlives its batch; a released record refuses to be read', async () => {
   const topic = `lifetime-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(topic, 0, [{ value: Buffer.from('keep me') }, { value: Buffer.from('let me go') }], { compression: 'lz4' });
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await env.producer.send(topic, 0, [{ value: Buffer.from('keep me') }, { value: Buffer.from('let me go') }], { compression: 'lz4' });
   const c = consumer();
   await c.assign([{ topic, partition: 0 }]);
   const it = c[Symbol.asyncIterator]();
@@ -258,8 +244,8 @@ test('a kept record outlives its batch; a released record refuses to be read', a
 
 test('pooled memory is reused: large fetch frames and decompression buffers come back from the pool', async () => {
   const topic = `pool-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producerPerformance(kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4' });
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await producerPerformance(env.kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4' });
   const c = consumer({ maxPartitionFetchBytes: 256 * 1024 });
   await c.assign([{ topic, partition: 0 }]);
   const records = await take(c, 20_000, 60_000, (b) => b.records.map(() => 1));
@@ -274,9 +260,9 @@ test('pooled memory is reused: large fetch frames and decompression buffers come
 test('fetch latency: every answered Fetch is measured, and an idle partition shows the long poll', async () => {
   const topic = `latency-${run}`;
   const empty = `latency-idle-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await createTopic(kafka, { topic: empty, partitions: 1 });
-  await producerPerformance(kafka, { topic, numRecords: 5_000, recordSize: 1_000 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic: empty, partitions: 1 });
+  await producerPerformance(env.kafka, { topic, numRecords: 5_000, recordSize: 1_000 });
   // With data waiting, each answer comes back at once.
   const busy = consumer({ maxPartitionFetchBytes: 64 * 1024 });
   await busy.assign([{ topic, partition: 0 }]);
@@ -301,8 +287,8 @@ test('with a small fetchMaxBytes the pool still keeps its frames: no fresh alloc
   // a 1 MiB buffer, and each partition holds a 256 KiB decompression buffer: a pool that kept only
   // maxBufferedBytes dropped most of what came back (43 allocations for 50 fetches; now 7).
   const topic = `small-fetch-${run}`;
-  await createTopic(kafka, { topic, partitions: 4 });
-  await producerPerformance(kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4', props: { 'batch.size': 262_144, 'linger.ms': 20 } });
+  await createTopic(env.kafka, { topic, partitions: 4 });
+  await producerPerformance(env.kafka, { topic, numRecords: 20_000, recordSize: 1_000, compression: 'lz4', props: { 'batch.size': 262_144, 'linger.ms': 20 } });
   const c = consumer({ fetchMaxBytes: 512 * 1024, maxPartitionFetchBytes: 256 * 1024 });
   // The pool is the process's (shared by the consumers of this file): count this consumer's part.
   const before = c.metrics().pool;
@@ -322,15 +308,15 @@ test('a partition held back by its buffer is not kept out by a long wait on part
   // Fetch. The next Fetch can only carry partition 0, which has nothing new: with the full
   // fetch.max.wait.ms (30 s here) partition 1 would wait that long after draining, each time.
   const topic = `held-back-${run}`;
-  await createTopic(kafka, { topic, partitions: 2 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 2 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`end ${i}`) })),
   );
   const value = Buffer.alloc(1_000, 0x61);
   for (let chunk = 0; chunk < 4; chunk++)
-    await producer.send(
+    await env.producer.send(
       topic,
       1,
       Array.from({ length: 400 }, () => ({ value })),
@@ -347,8 +333,8 @@ test('a partition held back by its buffer is not kept out by a long wait on part
 
 test('fetching overlaps the application, and a batch held across awaits keeps its bytes', async () => {
   const topic = `overlap-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producerPerformance(kafka, { topic, numRecords: 400, recordSize: 10_240 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await producerPerformance(env.kafka, { topic, numRecords: 400, recordSize: 10_240 });
   // The reference: values copied out as soon as each batch arrives.
   const first = consumer({ maxPartitionFetchBytes: 256 * 1024 });
   await first.assign([{ topic, partition: 0 }]);
@@ -378,8 +364,8 @@ test('fetching overlaps the application, and a batch held across awaits keeps it
 
 test('interceptors see each batch before the application and may filter it; onCommit is not called without a group', async () => {
   const topic = `intercept-${run}`;
-  await createTopic(kafka, { topic, partitions: 1 });
-  await producer.send(
+  await createTopic(env.kafka, { topic, partitions: 1 });
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 10 }, (_, i) => ({ value: Buffer.from(`v${i}`) })),

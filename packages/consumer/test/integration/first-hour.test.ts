@@ -13,8 +13,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, type TestKafka } from '@kwire/broker';
 import { ClosedError, createConsumer, UsageError, type Consumer, type Logger } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until as waitUntil } from './waits.js';
+import { TestProducer, until as waitUntil } from '@kwire/testkit';
 
 let kafka: TestKafka;
 let producer: TestProducer;

@@ -6,30 +6,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { consoleConsumer, consumerPerformance, createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
+import { consoleConsumer, consumerPerformance, createTopic, producerPerformance } from '@kwire/broker';
 import { CreatePartitions } from '@kwire/protocol';
-import { BrokerPool, createConsumer } from '../../src/index.js';
+import { createConsumer } from '../../src/index.js';
+import { BrokerPool } from '../../src/internals.js';
 import { Member, ownershipOverlaps } from './group-harness.js';
-import { produceContinuously, TestProducer } from './produce-helper.js';
-import { until } from './waits.js';
+import { kafkaSuite, produceContinuously, until } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const members: Member[] = [];
 const run = Date.now().toString(36);
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.all(members.map((m) => m.kill()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test);
+// The members are child processes: killed at teardown, before the producer and the broker go.
+env.track({ close: () => Promise.all(members.map((m) => m.kill())) });
 
 function member(name: string, options: Record<string, unknown>): Member {
-  const m = new Member(name, { bootstrap: kafka.bootstrap, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000, autoCommitIntervalMs: 1_000, ...options });
+  const m = new Member(name, { bootstrap: env.kafka.bootstrap, sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1_000, autoCommitIntervalMs: 1_000, ...options });
   members.push(m);
   return m;
 }
@@ -56,8 +48,8 @@ async function drained(topic: string, produced: number[], who: Member[]): Promis
 
 test('cooperative-sticky: a member joins and the others keep delivering the partitions they keep', async () => {
   const topic = `coop-${run}`;
-  await createTopic(kafka, { topic, partitions: 6 });
-  const load = produceContinuously(producer, topic, 6, 5, 40);
+  await createTopic(env.kafka, { topic, partitions: 6 });
+  const load = produceContinuously(env.producer, topic, 6, 5, 40);
   const options = { groupId: `g-${topic}`, topics: [topic], strategy: ['cooperative-sticky'] };
   const a = member('A', options);
   const b = member('B', options);
@@ -96,15 +88,15 @@ test('cooperative-sticky: a member joins and the others keep delivering the part
 test('a mixed group of kwire members and Java console consumers splits the partitions without overlap or loss', async () => {
   const topic = `mixed-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 6 });
-  const load = produceContinuously(producer, topic, 6, 5, 40);
+  await createTopic(env.kafka, { topic, partitions: 6 });
+  const load = produceContinuously(env.producer, topic, 6, 5, 40);
   const a = member('kwire-A', { groupId, topics: [topic] });
   const b = member('kwire-B', { groupId, topics: [topic] });
   await until('the kwire members to own the topic', () => a.owned().size + b.owned().size === 6);
   // Two Java console consumers join the same group (range, as Java's default list begins with it).
   const javaOut = Promise.all(
     [1, 2].map(() =>
-      consoleConsumer(kafka, {
+      consoleConsumer(env.kafka, {
         topic,
         group: groupId,
         maxMessages: 1_000_000,
@@ -170,7 +162,7 @@ test('a mixed group of kwire members and Java console consumers splits the parti
 test('static membership: a member restarted within the session timeout gets its partitions back, same generation, no rebalance', async () => {
   const topic = `static-${run}`;
   const groupId = `g-${topic}`;
-  await createTopic(kafka, { topic, partitions: 4 });
+  await createTopic(env.kafka, { topic, partitions: 4 });
   const a = member('static-A', { groupId, topics: [topic], instanceId: 'instance-a', sessionTimeoutMs: 30_000 });
   const b = member('static-B', { groupId, topics: [topic], instanceId: 'instance-b', sessionTimeoutMs: 30_000 });
   await until('the static members to share the topic', () => a.owned().size === 2 && b.owned().size === 2);
@@ -191,20 +183,20 @@ test('static membership: a member restarted within the session timeout gets its 
 
 test("a pattern subscription picks up a new matching topic, and a subscribed topic's new partitions, without a restart", async () => {
   const prefix = `rx${run}`;
-  await createTopic(kafka, { topic: `${prefix}-one`, partitions: 2 });
+  await createTopic(env.kafka, { topic: `${prefix}-one`, partitions: 2 });
   const m = member('pattern', { groupId: `g-${prefix}`, pattern: `${prefix}-.*`, metadataMaxAgeMs: 1_000 });
   await until('the first topic', () => m.owned().size === 2);
-  await createTopic(kafka, { topic: `${prefix}-two`, partitions: 3 });
+  await createTopic(env.kafka, { topic: `${prefix}-two`, partitions: 3 });
   await until('the new matching topic to be assigned', () => m.owned().size === 5, 30_000);
   // More partitions for the first topic.
-  const pool = new BrokerPool({ bootstrapServers: kafka.bootstrap });
+  const pool = new BrokerPool({ bootstrapServers: env.kafka.bootstrap });
   const conn = await pool.bootstrap();
   const res = await conn.request(CreatePartitions, { topics: [{ name: `${prefix}-one`, count: 4, assignments: null }], timeoutMs: 30_000, validateOnly: false });
   assert.is(res.results[0]!.errorCode, 0);
   await pool.close();
   await until('the new partitions to be assigned', () => m.owned().size === 7, 30_000);
-  await producer.send(`${prefix}-one`, 3, [{ value: Buffer.from('on a new partition') }]);
-  await producer.send(`${prefix}-two`, 2, [{ value: Buffer.from('on a new topic') }]);
+  await env.producer.send(`${prefix}-one`, 3, [{ value: Buffer.from('on a new partition') }]);
+  await env.producer.send(`${prefix}-two`, 2, [{ value: Buffer.from('on a new topic') }]);
   await until(
     'records from both to arrive',
     () => {
@@ -218,8 +210,8 @@ test("a pattern subscription picks up a new matching topic, and a subscribed top
 
 test('a KIP-848 group (groupProtocol consumer): a member joins, one leaves, no loss and no overlap', async () => {
   const topic = `kip848-${run}`;
-  await createTopic(kafka, { topic, partitions: 6 });
-  const load = produceContinuously(producer, topic, 6, 5, 40);
+  await createTopic(env.kafka, { topic, partitions: 6 });
+  const load = produceContinuously(env.producer, topic, 6, 5, 40);
   const options = { groupId: `g-${topic}`, topics: [topic], groupProtocol: 'consumer' };
   const a = member('848-A', options);
   const b = member('848-B', options);
@@ -242,12 +234,12 @@ test('a KIP-848 group (groupProtocol consumer): a member joins, one leaves, no l
 
 test('rebalance time (join to first record): kwire and the Java consumer, same topic, same run', async () => {
   const topic = `join-${run}`;
-  await createTopic(kafka, { topic, partitions: 6 });
-  await producerPerformance(kafka, { topic, numRecords: 60_000, recordSize: 100 });
+  await createTopic(env.kafka, { topic, partitions: 6 });
+  await producerPerformance(env.kafka, { topic, numRecords: 60_000, recordSize: 100 });
   const kwire: number[] = [];
   const java: number[] = [];
   for (let round = 0; round < 3; round++) {
-    const c = createConsumer({ bootstrapServers: kafka.bootstrap, groupId: `join-kwire-${run}-${round}`, autoOffsetReset: 'earliest' });
+    const c = createConsumer({ bootstrapServers: env.kafka.bootstrap, groupId: `join-kwire-${run}-${round}`, autoOffsetReset: 'earliest' });
     const started = performance.now();
     await c.subscribe({ topics: [topic] });
     for await (const batch of c) {
@@ -256,7 +248,7 @@ test('rebalance time (join to first record): kwire and the Java consumer, same t
     kwire.push(performance.now() - started);
     await c.close();
     // ConsumerPerformance's rebalance.time.ms: from subscribe to the assignment (its first fetch follows at once).
-    const j = await consumerPerformance(kafka, { topic, messages: 10, group: `join-java-${run}-${round}` });
+    const j = await consumerPerformance(env.kafka, { topic, messages: 10, group: `join-java-${run}-${round}` });
     java.push(j.rebalanceMs);
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;

@@ -6,23 +6,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTopic, useKafka, type TestKafka } from '@kwire/broker';
+import { createTopic } from '@kwire/broker';
 import { Member, ownershipOverlaps } from './group-harness.js';
-import { produceContinuously, TestProducer } from './produce-helper.js';
+import { kafkaSuite, produceContinuously } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const members: Member[] = [];
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.all(members.map((m) => m.kill()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test);
+// The members are child processes: killed at teardown, before the producer and the broker go.
+env.track({ close: () => Promise.all(members.map((m) => m.kill())) });
 
 function consumedBy(list: Member[]) {
   const seen = new Map<string, Member[]>();
@@ -40,9 +32,9 @@ test('3 members, 12 partitions, one killed with SIGKILL: no loss, one owner at a
   const topic = `group-kill-${Date.now().toString(36)}`;
   const groupId = `g-${topic}`;
   const sessionTimeoutMs = 8_000;
-  await createTopic(kafka, { topic, partitions: 12 });
-  const load = produceContinuously(producer, topic, 12, 10, 50);
-  const options = { bootstrap: kafka.bootstrap, groupId, topics: [topic], sessionTimeoutMs, heartbeatIntervalMs: 1_000, autoCommitIntervalMs: 1_000 };
+  await createTopic(env.kafka, { topic, partitions: 12 });
+  const load = produceContinuously(env.producer, topic, 12, 10, 50);
+  const options = { bootstrap: env.kafka.bootstrap, groupId, topics: [topic], sessionTimeoutMs, heartbeatIntervalMs: 1_000, autoCommitIntervalMs: 1_000 };
   const [a, b, c] = ['A', 'B', 'C'].map((name) => new Member(name, options));
   members.push(a!, b!, c!);
   // Wait for a stable assignment over the three.

@@ -19,6 +19,7 @@ import { startKafka, type KafkaCluster } from '@kwire/broker';
 import { Metadata } from '@kwire/protocol';
 import { Connection, type ConnectionOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ConnectionError } from '../../src/errors.js';
+import { rejection } from '@kwire/testkit';
 
 const run = promisify(execFile);
 const STORE_PASSWORD = 'kwire-client-store';
@@ -98,15 +99,6 @@ async function startRecord(target: string, out: string): Promise<{ address: stri
       return exited;
     },
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 test('kwire record before SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512): no password on disk; kwire conformance passes', async () => {

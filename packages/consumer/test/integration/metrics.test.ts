@@ -4,29 +4,16 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, prometheusText, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
+import { prometheusText, type ConsumerBatch } from '../../src/index.js';
+import { kafkaSuite } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-let c: Consumer | undefined;
-
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await c?.close();
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test);
 
 test('lag, rates, commits, rebalances and record latency, in metrics(), diagnostics_channel and Prometheus text', async () => {
   const topic = `metrics-${run}`;
-  await producer.createTopics([topic]);
-  await producer.send(
+  await env.producer.createTopics([topic]);
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })),
@@ -35,7 +22,7 @@ test('lag, rates, commits, rebalances and record latency, in metrics(), diagnost
   const onCommit = (m: unknown) => commits.push(m);
   subscribe('kwire:consumer:commit', onCommit);
   try {
-    c = createConsumer({ bootstrapServers: kafka.bootstrap, groupId: `g-${topic}`, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, maxPollRecords: 10, autoCommitIntervalMs: 600_000 });
+    const c = env.consumer({ groupId: `g-${topic}`, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, maxPollRecords: 10, autoCommitIntervalMs: 600_000 });
     await c.subscribe({ topics: [topic] });
     const it = c[Symbol.asyncIterator]();
     const first = (await it.next()).value as ConsumerBatch;

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { consoleConsumer, createTopic, producerPerformance, useKafka, type TestKafka } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
-import { within } from './waits.js';
+import { within } from '@kwire/testkit';
 
 const TOTAL = 1_000_000;
 const PARTITIONS = 6;

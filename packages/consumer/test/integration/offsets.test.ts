@@ -2,39 +2,26 @@
 // (ListOffsets with the consumer's isolation level) and a partition started at a time.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { within } from './waits.js';
+import type { Consumer, ConsumerBatch } from '../../src/index.js';
+import { kafkaSuite, within } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
 const topic = `times-${run}`;
 const t0 = 1_750_000_000_000;
 
+const env = kafkaSuite(test, { consumer: { fetchMaxWaitMs: 100, valueDeserializer: 'string' } });
 test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-  await producer.createTopics([topic], 2);
+  await env.producer.createTopics([topic], 2);
   // Ten records a second apart (CreateTime), and an empty partition 1.
-  await producer.send(
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 10 }, (_, i) => ({ value: `r${i}`, timestamp: t0 + i * 1_000 })),
   );
 });
-test.after(async () => {
-  await Promise.allSettled(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
 
 function consumer(extra: Record<string, unknown> = {}): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, fetchMaxWaitMs: 100, valueDeserializer: 'string', ...extra });
-  open.push(c);
-  return c;
+  return env.consumer(extra);
 }
 
 test('offsetsForTimes: the first record at or after each time, null past the last; keys are the objects given', async () => {
@@ -80,14 +67,14 @@ test('assign and seek to a time: the partition starts at the first record at or 
   c.seek({ topic, partition: 0 }, { timestamp: t0 + 3_600_000 });
   // Past every record: the end of the log; a record written now is the next one read.
   await new Promise((r) => setTimeout(r, 500));
-  await producer.send(topic, 0, [{ value: 'new' }]);
+  await env.producer.send(topic, 0, [{ value: 'new' }]);
   for await (const batch of within(c, 30_000, 'the record written after the seek')) {
     assert.is(batch.firstOffset, 10n);
     break;
   }
 });
 
-test('bad input: a negative time is a ConfigError', async () => {
+test('bad input: a negative time is a UsageError', async () => {
   const c = consumer();
   let err: unknown;
   try {
@@ -95,7 +82,7 @@ test('bad input: a negative time is a ConfigError', async () => {
   } catch (e) {
     err = e;
   }
-  assert.match(String(err), /ConfigError: timestamp -5 is not a non-negative integer/);
+  assert.match(String(err), /UsageError: offsetsForTimes\(\): .*timestamp -5 is not a non-negative integer/);
 });
 
 test.run();

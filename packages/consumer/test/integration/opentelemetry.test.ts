@@ -7,30 +7,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
-import { useKafka, type TestKafka } from '@kwire/broker';
-import { bridgeOpenTelemetry, createConsumer, createShareConsumer, prometheusText, type Consumer, type ConsumerBatch, type ShareConsumer } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until } from './waits.js';
+import { bridgeOpenTelemetry, createConsumer, createShareConsumer, prometheusText, type ConsumerBatch } from '../../src/index.js';
+import { kafkaSuite, until } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: (Consumer | ShareConsumer)[] = [];
 
 class TestReader extends MetricReader {
   protected override async onForceFlush(): Promise<void> {}
   protected override async onShutdown(): Promise<void> {}
 }
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.all(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test);
 
 async function collect(reader: MetricReader): Promise<Map<string, MetricData>> {
   const { resourceMetrics } = await reader.collect();
@@ -47,8 +34,8 @@ function point(metrics: Map<string, MetricData>, name: string, attributes: Recor
 
 test("a group member's lag, counts, commits, rebalances and latency histograms, through the SDK's reader; not another consumer's", async () => {
   const topic = `otel-${run}`;
-  await producer.createTopics([topic]);
-  await producer.send(
+  await env.producer.createTopics([topic]);
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: 30 }, (_, i) => ({ value: `o${i}` })),
@@ -56,11 +43,11 @@ test("a group member's lag, counts, commits, rebalances and latency histograms, 
   const reader = new TestReader();
   const provider = new MeterProvider({ readers: [reader] });
   const groupId = `g-${topic}`;
-  const a = createConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-a', groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, maxPollRecords: 10, autoCommitIntervalMs: 600_000 });
-  open.push(a);
+  const a = createConsumer({ bootstrapServers: env.kafka.bootstrap, clientId: 'otel-a', groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, maxPollRecords: 10, autoCommitIntervalMs: 600_000 });
+  env.track(a);
   const bridge = bridgeOpenTelemetry(a, { meter: provider.getMeter('kwire-test'), attributes: { service: 'billing' } });
-  const b = createConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-b', fetchMaxWaitMs: 100, maxPollRecords: 10 });
-  open.push(b);
+  const b = createConsumer({ bootstrapServers: env.kafka.bootstrap, clientId: 'otel-b', fetchMaxWaitMs: 100, maxPollRecords: 10 });
+  env.track(b);
   try {
     await b.assign([{ topic, partition: 0, offset: 'earliest' }]);
     let seenByB = 0;
@@ -109,7 +96,7 @@ test("a group member's lag, counts, commits, rebalances and latency histograms, 
 
     // After close(), what the consumer does is no longer observed nor recorded.
     bridge.close();
-    await producer.send(
+    await env.producer.send(
       topic,
       0,
       Array.from({ length: 5 }, (_, i) => ({ value: `p${i}` })),
@@ -130,12 +117,12 @@ test("a group member's lag, counts, commits, rebalances and latency histograms, 
 
 test("a share group member's acquisitions, acknowledgements by type, fetches and epoch, through the SDK's reader", async () => {
   const topic = `otel-share-${run}`;
-  await producer.createTopics([topic]);
+  await env.producer.createTopics([topic]);
   const reader = new TestReader();
   const provider = new MeterProvider({ readers: [reader] });
   const groupId = `sg-${topic}`;
-  const c = createShareConsumer({ bootstrapServers: kafka.bootstrap, clientId: 'otel-share', groupId, fetchMaxWaitMs: 100, maxPollRecords: 5 });
-  open.push(c);
+  const c = createShareConsumer({ bootstrapServers: env.kafka.bootstrap, clientId: 'otel-share', groupId, fetchMaxWaitMs: 100, maxPollRecords: 5 });
+  env.track(c);
   const bridge = bridgeOpenTelemetry(c, { meter: provider.getMeter('kwire-test'), attributes: { service: 'jobs' } });
   try {
     await c.subscribe([topic]);
@@ -143,7 +130,7 @@ test("a share group member's acquisitions, acknowledgements by type, fetches and
     // A new share group starts at the latest offset when it first fetches a partition: produce
     // once the member has fetched (its second ShareFetch follows the first one's answer).
     await until('the member fetched once', () => c.metrics().fetches >= 2, 30_000);
-    await producer.send(
+    await env.producer.send(
       topic,
       0,
       Array.from({ length: 20 }, (_, i) => ({ value: `s${i}` })),
@@ -186,7 +173,7 @@ test("a share group member's acquisitions, acknowledgements by type, fetches and
 
     // After close(), the member is no longer observed.
     bridge.close();
-    await producer.send(topic, 0, [{ value: 'after' }]);
+    await env.producer.send(topic, 0, [{ value: 'after' }]);
     for await (const batch of c) if (batch.records.length > 0) break;
     await c.commitSync();
     assert.ok(c.metrics().recordsAcquired > m.recordsAcquired);

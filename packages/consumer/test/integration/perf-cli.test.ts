@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, type TestKafka } from '@kwire/broker';
 import type { PerfResult } from '../../src/cli/perf.js';
-import { TestProducer } from './produce-helper.js';
+import { TestProducer } from '@kwire/testkit';
 
 const exec = promisify(execFile);
 const bin = join(dirname(fileURLToPath(import.meta.url)), '../../../bin/kwire.js');

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, describeTopic, producerPerformance, startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
-import { within } from './waits.js';
+import { within } from '@kwire/testkit';
 
 let cluster: KafkaCluster;
 

@@ -5,9 +5,8 @@ import { inspect } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, type ConsumedRecord, type ConsumerBatch } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { settlesWithin } from '../settles.js';
+import { createConsumer, type ConsumerRecord, type ConsumerBatch } from '../../src/index.js';
+import { settlesWithin, TestProducer } from '@kwire/testkit';
 
 let kafka: TestKafka;
 let producer: TestProducer;
@@ -43,9 +42,9 @@ test('a fetched record: inspect shows key, value (cut) and headers, JSON has the
     await consumer.assign([{ topic, partition: 0 }]);
     const it = consumer[Symbol.asyncIterator]();
     const batch = (await settlesWithin(it.next(), 30_000, 'the batch')).value as ConsumerBatch;
-    const record = batch.records[0] as ConsumedRecord;
+    const record = batch.records[0] as ConsumerRecord;
     const shown = inspect(record, { colors: false });
-    assert.match(shown, new RegExp(`^ConsumedRecord \\{\\n  topic: '${topic}',\\n  partition: 0,\\n  offset: 0n,\\n  timestamp: ${timestamp} \\(2026-01-02T03:04:05.000Z\\)`));
+    assert.match(shown, new RegExp(`^ConsumerRecord \\{\\n  topic: '${topic}',\\n  partition: 0,\\n  offset: 0n,\\n  timestamp: ${timestamp} \\(2026-01-02T03:04:05.000Z\\)`));
     assert.match(shown, /key: <Buffer 'customer-7'>/);
     assert.match(shown, /value: <Buffer '\{"note":"x{91}'… \(311 bytes\)>/);
     assert.match(shown, /\{ key: 'trace-id', value: <Buffer 'abc123'> \}/);

@@ -5,8 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, startKafka, type KafkaCluster } from '@kwire/broker';
 import { createConsumer, type Consumer } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { within } from './waits.js';
+import { TestProducer, within } from '@kwire/testkit';
 
 let cluster: KafkaCluster;
 let producer: TestProducer;

@@ -8,7 +8,7 @@ import { startKafka, type KafkaCluster } from '@kwire/broker';
 import { Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { Connection } from '../../src/connection/index.js';
 import { ConnectionError } from '../../src/errors.js';
-import type { Logger } from '../../src/logger.js';
+import { capturingLogger } from '@kwire/testkit';
 
 let cluster: KafkaCluster;
 
@@ -22,12 +22,6 @@ test.after(async () => {
 function saslAddress(): { host: string; port: number } {
   const [host, port] = cluster.sasl!.bootstrap.split(',')[0]!.split(':');
   return { host: host!, port: Number(port) };
-}
-
-function debugLines(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const make = (level: string) => (message: string, fields?: Record<string, unknown>) => lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  return { logger: { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') }, lines };
 }
 
 function unsecuredJwt(sub: string): string {
@@ -50,8 +44,8 @@ async function keepBusy(c: Connection, ms: number): Promise<number> {
 }
 
 test('connections kept busy for 10 s re-authenticate on the same socket (SCRAM-SHA-512 and OAUTHBEARER)', async () => {
-  const scramLog = debugLines();
-  const oauthLog = debugLines();
+  const scramLog = capturingLogger();
+  const oauthLog = capturingLogger();
   let tokens = 0;
   const scram = await Connection.connect({
     ...saslAddress(),

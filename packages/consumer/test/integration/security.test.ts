@@ -14,7 +14,7 @@ import { Fetch, Metadata } from '@kwire/protocol';
 import { BrokerPool, Connection, decodeResponseBody, type ConnectionOptions, type SaslOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ConnectionError } from '../../src/errors.js';
 import { createConsumer } from '../../src/index.js';
-import type { Logger } from '../../src/logger.js';
+import { rejection, capturingLogger } from '@kwire/testkit';
 
 let cluster: KafkaCluster;
 
@@ -35,14 +35,6 @@ function address(bootstrap: string): { host: string; port: number } {
   return { host: host!, port: Number(port) };
 }
 
-function capture(): { logger: Logger; lines: string[] } {
-  const lines: string[] = [];
-  const make = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-    lines.push(`${level} ${message} ${JSON.stringify(fields ?? {}, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
-  };
-  return { logger: { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') }, lines };
-}
-
 /** Everything an error shows: message, stack, own and hidden properties, causes. */
 function exposed(err: unknown): string {
   return `${(err as Error).message}\n${(err as Error).stack}\n${inspect(err, { depth: Infinity, showHidden: true })}`;
@@ -50,15 +42,6 @@ function exposed(err: unknown): string {
 
 function assertNoSecret(texts: string[], secret: string): void {
   for (const t of texts) assert.not.ok(t.includes(secret), `the secret leaked into: ${t.slice(0, 300)}`);
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** An unsigned JWT (alg "none"), which Kafka's unsecured OAUTHBEARER validator accepts. */
@@ -70,7 +53,7 @@ function unsecuredJwt(sub: string, expiresInS: number): string {
 
 for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512'] as const) {
   test(`SASL ${mechanism}: alice gets in; a wrong password is an AuthenticationError; no password in logs or errors`, async () => {
-    const { logger, lines } = capture();
+    const { logger, lines } = capturingLogger();
     const alice = cluster.sasl!.users.find((u) => u.username === 'alice')!;
     const opts = (password: string): ConnectionOptions => ({ ...address(cluster.sasl!.bootstrap), logger, sasl: { mechanism, username: 'alice', password } });
     const c = await Connection.connect(opts(alice.password));
@@ -94,7 +77,7 @@ for (const mechanism of ['plain', 'scram-sha-256', 'scram-sha-512'] as const) {
 }
 
 test('SASL oauthbearer: an unsecured JWT gets in; an expired one is refused; the token never leaks', async () => {
-  const { logger, lines } = capture();
+  const { logger, lines } = capturingLogger();
   const good = unsecuredJwt('alice', 3600);
   const sasl: SaslOptions = { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: good, lifetimeMs: 3_600_000 }) };
   const c = await Connection.connect({ ...address(cluster.sasl!.bootstrap), logger, sasl });
@@ -150,7 +133,7 @@ test('TLS: the generated CA is trusted; without it the certificate is refused (n
 });
 
 test('a wrong password through BrokerPool: no retry storm (a handful of attempts over 3 s of retrying)', async () => {
-  const { logger, lines } = capture();
+  const { logger, lines } = capturingLogger();
   const pool = new BrokerPool({
     bootstrapServers: cluster.sasl!.bootstrap,
     logger,

@@ -14,24 +14,17 @@ import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alterGroupConfig, consoleShareConsumer, describeShareGroup, useKafka, type TestKafka } from '@kwire/broker';
-import { CreateTopics, ShareGroupDescribe } from '@kwire/protocol';
-import { BrokerPool, createConsumer, createShareConsumer, type ShareAcknowledgeResult, type ShareBatch, type ShareConsumer } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until, within } from './waits.js';
+import { alterGroupConfig, consoleShareConsumer, describeShareGroup, type TestKafka } from '@kwire/broker';
+import { ShareGroupDescribe } from '@kwire/protocol';
+import { createConsumer, createShareConsumer, type ShareAcknowledgeResult, type ShareBatch, type ShareConsumer } from '../../src/index.js';
+import { kafkaSuite, until, within } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
-const open: ShareConsumer[] = [];
 const run = Date.now().toString(36);
 const exec = promisify(execFile);
 
 const groupOf = (name: string) => `sg-${name}-${run}`;
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
+const env = kafkaSuite(test);
 let started = 0;
 test.before.each(() => {
   started = Date.now();
@@ -39,42 +32,24 @@ test.before.each(() => {
 test.after.each(() => {
   console.log(`  (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 });
-test.after(async () => {
-  await Promise.all(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
 
 function share<K = unknown, V = unknown>(groupId: string, extra: Record<string, unknown> = {}): ShareConsumer<K, V> {
-  const c = createShareConsumer<K, V>({ bootstrapServers: kafka.bootstrap, groupId, valueDeserializer: 'string', fetchMaxWaitMs: 200, ...extra });
-  open.push(c as ShareConsumer);
-  return c;
+  return env.track(createShareConsumer<K, V>({ bootstrapServers: env.kafka.bootstrap, groupId, valueDeserializer: 'string', fetchMaxWaitMs: 200, ...extra }));
 }
 
 /**
- * Topics through kwire's own CreateTopics: TopicCommand is a JVM start per topic, several seconds
- * on a busy machine. The partitions' leaders are then waited for by the producer.
+ * Topics through kwire's own CreateTopics (the test producer's): TopicCommand is a JVM start per
+ * topic, several seconds on a busy machine. Named and called as @kwire/broker's createTopic.
  */
-async function createTopic(_kafka: TestKafka, o: { topic: string; partitions: number }): Promise<void> {
-  const pool = new BrokerPool({ bootstrapServers: kafka.bootstrap, clientId: 'kwire-test-admin' });
-  try {
-    const conn = await pool.bootstrap();
-    const res = await conn.request(CreateTopics, {
-      topics: [{ name: o.topic, numPartitions: o.partitions, replicationFactor: 1, assignments: [], configs: [] }],
-      timeoutMs: 30_000,
-      validateOnly: false,
-    });
-    assert.is(res.topics[0]!.errorCode, 0, `CreateTopics ${o.topic}: ${res.topics[0]!.errorMessage ?? ''}`);
-  } finally {
-    await pool.close();
-  }
+function createTopic(_kafka: TestKafka, o: { topic: string; partitions: number }): Promise<void> {
+  return env.producer.createTopics([o.topic], o.partitions);
 }
 
 async function produce(topic: string, partitions: number, perPartition: number, batchSize = 10, round = 0): Promise<string[]> {
   const values: string[] = [];
   for (let p = 0; p < partitions; p++) {
     const records = Array.from({ length: perPartition }, (_, i) => ({ key: Buffer.from(`k${i}`), value: Buffer.from(`${topic}:${p}:${round ? `${round}.` : ''}${i}`) }));
-    await producer.send(topic, p, records, { batchSize });
+    await env.producer.send(topic, p, records, { batchSize });
     values.push(...records.map((r) => r.value.toString()));
   }
   return values;
@@ -123,7 +98,7 @@ await c.close();
 process.exit(0);
 `,
   );
-  const child = spawn(process.execPath, [script, kafka.bootstrap, groupId, topic], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [script, env.kafka.bootstrap, groupId, topic], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -143,14 +118,14 @@ async function nextOrNone<T>(it: AsyncIterator<T>, ms: number): Promise<T | 'non
 test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: every member gets records, every record accepted exactly once', async () => {
   const topic = `share-three-${run}`;
   const groupId = groupOf('three');
-  await createTopic(kafka, { topic, partitions: 2 });
+  await createTopic(env.kafka, { topic, partitions: 2 });
   const total = 2 * 1500;
   // Java first: its JVM takes a couple of seconds. Its idle timeout (--timeout-ms) counts from
   // its first poll, before its join: the join, the other members' next heartbeats (the share
   // heartbeat interval is 5 s) and the first records must all come within it, so 5 s was a race
   // (lost once in a clean-clone CI run); 15 s is not, and it costs 15 s at the end only.
   let javaEnded = '';
-  const java = consoleShareConsumer(kafka, { topic, group: groupId, maxMessages: total, idleTimeoutMs: 15_000, props: { 'max.poll.records': 50 } });
+  const java = consoleShareConsumer(env.kafka, { topic, group: groupId, maxMessages: total, idleTimeoutMs: 15_000, props: { 'max.poll.records': 50 } });
   java.then(
     (lines) => (javaEnded = `it exited after ${lines.length} records`),
     (e: unknown) => (javaEnded = `it failed: ${String(e)}`),
@@ -196,7 +171,7 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
     assert.is(m.acknowledgementErrors, 0);
   }
   // The broker agrees: nothing of either partition is left to deliver (lag 0).
-  const offsets = await describeShareGroup(kafka, groupId, 'offsets');
+  const offsets = await describeShareGroup(env.kafka, groupId, 'offsets');
   const rows = offsets.split('\n').filter((l) => l.includes(topic));
   assert.is(rows.length, 2, offsets);
   for (const row of rows) assert.match(row, /\s0\s*$/, `lag 0: ${row}`);
@@ -205,7 +180,7 @@ test('two kwire share consumers and a Java ConsoleShareConsumer, 2 partitions: e
 test('explicit mode: a released record returns with deliveryCount + 1, a rejected one never, the delivery-count limit (5) archives, renew keeps the lock', async () => {
   const topic = `share-explicit-${run}`;
   const groupId = groupOf('explicit');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   const c = share<Buffer, string>(groupId, { shareAcknowledgementMode: 'explicit' });
   await c.subscribe([topic]);
   await ready(c);
@@ -265,7 +240,7 @@ test('explicit mode: a released record returns with deliveryCount + 1, a rejecte
 test('implicit mode: a loop that throws does not accept the record it was on; acknowledge() is refused', async () => {
   const topic = `share-implicit-${run}`;
   const groupId = groupOf('implicit');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   const c = share<Buffer, string>(groupId);
   await c.subscribe([topic]);
   await ready(c);
@@ -299,7 +274,7 @@ test('implicit mode: a loop that throws does not accept the record it was on; ac
 test('kill -9 of a member holding acquired records: delivered again to the others (deliveryCount 2), nothing lost', async () => {
   const topic = `share-kill-${run}`;
   const groupId = groupOf('kill');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   const holder = startHolder(groupId, topic);
   await until('the holder is reading', () => holder.out().includes('READY'), 30_000);
   const written = await produce(topic, 1, 40, 10);
@@ -326,9 +301,9 @@ test('kill -9 of a member holding acquired records: delivered again to the other
 test('a member frozen past the acquisition lock: its records go to another member; its late acknowledgements are reported as expired, not sent', async () => {
   const topic = `share-frozen-${run}`;
   const groupId = groupOf('frozen');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   // 15 s is the shortest lock the broker allows for a group (the default is 30 s).
-  await alterGroupConfig(kafka, groupId, { 'share.record.lock.duration.ms': 15_000 });
+  await alterGroupConfig(env.kafka, groupId, { 'share.record.lock.duration.ms': 15_000 });
   const holder = startHolder(groupId, topic);
   await until('the holder is reading', () => holder.out().includes('READY'), 30_000);
   const written = await produce(topic, 1, 10, 10);
@@ -365,9 +340,9 @@ test('a member frozen past the acquisition lock: its records go to another membe
 test('a share group and a consumer group on one topic are independent: each reads every record', async () => {
   const topic = `share-mixed-${run}`;
   const shareGroup = groupOf('mixed');
-  await createTopic(kafka, { topic, partitions: 2 });
+  await createTopic(env.kafka, { topic, partitions: 2 });
   const s = share<Buffer, string>(shareGroup);
-  const g = createConsumer({ bootstrapServers: kafka.bootstrap, groupId: `cg-mixed-${run}`, autoOffsetReset: 'earliest', valueDeserializer: 'string' });
+  const g = createConsumer({ bootstrapServers: env.kafka.bootstrap, groupId: `cg-mixed-${run}`, autoOffsetReset: 'earliest', valueDeserializer: 'string' });
   await s.subscribe([topic]);
   await g.subscribe({ topics: [topic] });
   await ready(s);
@@ -389,7 +364,7 @@ test('a share group and a consumer group on one topic are independent: each read
 test('close() is bounded and releases what was not finished: another member gets it at once', async () => {
   const topic = `share-close-${run}`;
   const groupId = groupOf('close');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   const a = share<Buffer, string>(groupId);
   await a.subscribe([topic]);
   await ready(a);
@@ -416,11 +391,11 @@ test('close() is bounded and releases what was not finished: another member gets
 test('kwire consume --share-group: json lines with deliveryCount; --ack release gives them back; stopping early releases the rest', async () => {
   const topic = `share-cli-${run}`;
   const groupId = groupOf('cli');
-  await createTopic(kafka, { topic, partitions: 1 });
+  await createTopic(env.kafka, { topic, partitions: 1 });
   // Each CLI run is a new member of a group nobody stays in: the group starts at the earliest
   // offset (a group config), since a group that empties before its start was written down
   // starts again at the latest offset when a member next comes.
-  await alterGroupConfig(kafka, groupId, { 'share.auto.offset.reset': 'earliest' });
+  await alterGroupConfig(env.kafka, groupId, { 'share.auto.offset.reset': 'earliest' });
   await produce(topic, 1, 5, 5);
   const bin = new URL('../../../bin/kwire.js', import.meta.url).pathname;
   const kwireWith = async (connect: string[], ...args: string[]) => {
@@ -431,7 +406,7 @@ test('kwire consume --share-group: json lines with deliveryCount; --ack release 
       return err as { stdout: string; stderr: string; code: number };
     }
   };
-  const kwire = (...args: string[]) => kwireWith(['--bootstrap', kafka.bootstrap], ...args);
+  const kwire = (...args: string[]) => kwireWith(['--bootstrap', env.kafka.bootstrap], ...args);
   const released = await kwire('--ack', 'release', '--max-records', '3');
   assert.is(released.code, 0, released.stderr);
   const lines = released.stdout
@@ -446,7 +421,7 @@ test('kwire consume --share-group: json lines with deliveryCount; --ack release 
   // The connection from a properties file and -X, as the normal path takes them (no --bootstrap);
   // --share-group wins over the file's group.id (the records are in this group only).
   const props = join(tmpdir(), `kwire-share-cli-${run}.properties`);
-  writeFileSync(props, `bootstrap.servers=${kafka.bootstrap}\ngroup.id=not-this-one\nclient.id=kwire-share-cli\n`);
+  writeFileSync(props, `bootstrap.servers=${env.kafka.bootstrap}\ngroup.id=not-this-one\nclient.id=kwire-share-cli\n`);
   const accepted = await kwireWith(['--config', props, '-X', 'fetch.max.wait.ms=100'], '--format', 'value', '--max-records', '5');
   assert.is(accepted.code, 0, accepted.stderr);
   assert.is(accepted.stdout, [0, 1, 2, 3, 4].map((i) => `${topic}:0:${i}\n`).join(''));

@@ -5,35 +5,21 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { describeGroupOffsets, useKafka, type TestKafka } from '@kwire/broker';
-import { createConsumer, type Consumer } from '../../src/index.js';
-import { TestProducer } from './produce-helper.js';
-import { until, within } from './waits.js';
+import { describeGroupOffsets } from '@kwire/broker';
+import type { Consumer } from '../../src/index.js';
+import { kafkaSuite, until, within } from '@kwire/testkit';
 
-let kafka: TestKafka;
-let producer: TestProducer;
 const run = Date.now().toString(36);
-const open: Consumer[] = [];
 
-test.before(async () => {
-  kafka = await useKafka();
-  producer = new TestProducer(kafka.bootstrap);
-});
-test.after(async () => {
-  await Promise.allSettled(open.map((c) => c.close()));
-  await producer?.close();
-  await kafka?.release();
-});
+const env = kafkaSuite(test, { consumer: { autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'string' } });
 
 function member(groupId: string, extra: Record<string, unknown> = {}): Consumer {
-  const c = createConsumer({ bootstrapServers: kafka.bootstrap, groupId, autoOffsetReset: 'earliest', fetchMaxWaitMs: 100, valueDeserializer: 'string', ...extra });
-  open.push(c);
-  return c;
+  return env.consumer({ groupId, ...extra });
 }
 
 async function topicWith(topic: string, n: number): Promise<void> {
-  await producer.createTopics([topic]);
-  await producer.send(
+  await env.producer.createTopics([topic]);
+  await env.producer.send(
     topic,
     0,
     Array.from({ length: n }, (_, i) => ({ value: `${topic}:${i}` })),
@@ -111,7 +97,7 @@ test('unsubscribe() commits what was finished and leaves the group; subscribe() 
   await c.unsubscribe();
   await left;
   assert.equal(c.assignment(), []);
-  const rows = await describeGroupOffsets(kafka, groupId);
+  const rows = await describeGroupOffsets(env.kafka, groupId);
   assert.is(rows.find((r) => r.topic === topic)?.committed, 10n, 'the finished batch, not the one in hand (ConsumerGroupCommand)');
   await c.subscribe({ topics: [topic] });
   for await (const batch of within(c, 30_000, 'a batch after subscribing again')) {

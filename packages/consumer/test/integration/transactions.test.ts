@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, writeTransactions, type TestKafka, type TransactionsResult } from '@kwire/broker';
 import { createConsumer } from '../../src/index.js';
-import { within } from './waits.js';
+import { within } from '@kwire/testkit';
 
 let kafka: TestKafka;
 let written: TransactionsResult;

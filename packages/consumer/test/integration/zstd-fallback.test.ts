@@ -9,7 +9,7 @@ import * as zlib from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { useKafka, type TestKafka } from '@kwire/broker';
-import { TestProducer } from './produce-helper.js';
+import { TestProducer } from '@kwire/testkit';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const preload = join(here, '../../../../protocol/test/unit/fixtures/block-zstd.cjs');

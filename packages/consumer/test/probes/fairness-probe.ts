@@ -26,7 +26,8 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTopic, ensureKafka, producerPerformance, startKafka, type KafkaCluster, type KafkaTarget } from '@kwire/broker';
 import { encodeRecordBatch, ListOffsets, Metadata, Produce, ZERO_UUID } from '@kwire/protocol';
-import { BrokerPool, createConsumer, type ConsumerBatch } from '../../src/index.js';
+import { createConsumer, type ConsumerBatch } from '../../src/index.js';
+import { BrokerPool } from '../../src/internals.js';
 
 const HELP = `fairness-probe: live-partition latency while the same consumer drains a backlog
 

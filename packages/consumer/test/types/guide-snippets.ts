@@ -12,7 +12,7 @@ import {
   prometheusText,
   RecordReleasedError,
   type BatchCursor,
-  type ConsumedRecord,
+  type ConsumerRecord,
   type KeptRecord,
   type RebalanceListener,
   UsageError,
@@ -27,10 +27,10 @@ interface Invoice {
 declare const bootstrapServers: string;
 declare const consumer: Consumer<string | null, Invoice>;
 declare function bill(customer: string | null, invoice: Invoice): Promise<void>;
-declare function handle(record: ConsumedRecord<string | null, Invoice>): Promise<boolean>;
+declare function handle(record: ConsumerRecord<string | null, Invoice>): Promise<boolean>;
 declare function flush(partitions: TopicPartition[]): Promise<void>;
 declare function discard(partitions: TopicPartition[]): void;
-declare function important(record: ConsumedRecord<string | null, Invoice>): boolean;
+declare function important(record: ConsumerRecord<string | null, Invoice>): boolean;
 declare function deadLetter(topic: string, partition: number, offset: bigint, cause: unknown): Promise<void>;
 
 export async function oneGroupMember(): Promise<void> {
@@ -104,7 +104,7 @@ export async function streams(): Promise<void> {
 
 export async function lifetimeRule(): Promise<void> {
   const kept: KeptRecord[] = [];
-  let late: ConsumedRecord | undefined;
+  let late: ConsumerRecord | undefined;
   for await (const batch of consumer) {
     for (const record of batch) {
       if (important(record)) kept.push(record.keep()); // a copy that owns its bytes

@@ -4,18 +4,7 @@
 // bytes can go to kwire's assignors and to Java's.
 import { builtInAssignor, encodeStickyUserData, type Assignor, type MemberAssignment, type MemberSubscription, type TopicPartition } from '../../src/group/assignors/index.js';
 import { encodeSubscription, memberSubscription } from '../../src/group/consumer-protocol.js';
-
-/** mulberry32: small, seedable, good enough for test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '@kwire/testkit';
 
 export const tpKey = (tp: TopicPartition) => `${tp.topic}-${tp.partition}`;
 
@@ -91,7 +80,7 @@ export function simulate(
   options: ScenarioOptions = {},
   assign?: (c: GroupCase) => Map<string, MemberAssignment>,
 ): { cases: GroupCase[]; results: Map<string, MemberAssignment>[] } {
-  const r = rng(seed);
+  const r = prng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
   const assignor: Assignor = builtInAssignor(assignorName as never);
@@ -125,7 +114,7 @@ export function simulate(
   };
   growRacks();
 
-  let same = r() < (options.sameProbability ?? 0.5);
+  const same = r() < (options.sameProbability ?? 0.5);
   let serial = 0;
   const newMember = (): SimMember => {
     const n = serial++;

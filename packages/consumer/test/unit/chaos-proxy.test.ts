@@ -4,8 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Fetch, Metadata } from '@kwire/protocol';
 import { Connection } from '../../src/connection/index.js';
-import { FaultProxy } from '../integration/chaos/fault-proxy.js';
-import { FakeBroker } from './connection-fake-broker.js';
+import { FaultProxy, FakeBroker, rejection } from '@kwire/testkit';
 
 async function setup() {
   const b = await FakeBroker.start({
@@ -20,15 +19,6 @@ async function setup() {
   const [host, port] = (await proxy.bootstrap()).split(':');
   const c = await Connection.connect({ host: host!, port: Number(port), clientId: 'proxy-test', requestTimeoutMs: 5_000 });
   return { b, proxy, c, port: Number(port) };
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  return p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (err: Error) => err,
-  );
 }
 
 test('Metadata answers name the proxy listener, not the broker', async () => {

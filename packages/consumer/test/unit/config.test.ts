@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, JAVA_NAMES, resolveConfig } from '../../src/index.js';
+import { ConfigError } from '../../src/index.js';
+import { JAVA_NAMES, resolveConfig } from '../../src/internals.js';
 
 test('the Java defaults', () => {
   const c = resolveConfig({ bootstrapServers: '127.0.0.1:9092' });

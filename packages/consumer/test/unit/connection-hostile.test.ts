@@ -1,4 +1,4 @@
-// Hostile and mistaken peers against a Connection (fake servers from connection-fake-broker.ts):
+// Hostile and mistaken peers against a Connection (fake servers from @kwire/testkit's FakeBroker):
 // a wrong port (a TLS listener, a web server, an SSH server, any peer announcing an absurd first
 // frame), per-request caps on what an answer may announce, `ssl` against a plaintext listener, and
 // the SASL bounds (SCRAM iteration counts, one deadline over the whole exchange, the PLAIN warning).
@@ -10,25 +10,16 @@ import * as assert from 'uvu/assert';
 import { ApiVersions, Fetch, Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { Connection, SimpleFramePool, type ConnectionOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ConnectionError } from '../../src/errors.js';
-import { capturingLogger, FakeBroker, metadataBody, type Handler } from './connection-fake-broker.js';
+import { capturingLogger, FakeBroker, fakeBrokers, metadataBody, type Handler, rejection } from '@kwire/testkit';
 
 const escaped: unknown[] = [];
 process.on('unhandledRejection', (err) => escaped.push(err));
 process.on('uncaughtException', (err) => escaped.push(err));
 
-const brokers: FakeBroker[] = [];
+const broker = fakeBrokers(test);
 const servers: Server[] = [];
 const openSockets = new Set<Socket>();
-async function broker(options: Parameters<typeof FakeBroker.start>[0] = {}): Promise<FakeBroker> {
-  const b = await FakeBroker.start(options);
-  brokers.push(b);
-  return b;
-}
 test.after.each(async () => {
-  for (const b of brokers.splice(0)) {
-    assert.equal(b.errors, [], 'fake broker handler errors');
-    await b.stop();
-  }
   for (const k of openSockets) k.destroy();
   for (const s of servers.splice(0)) await new Promise<void>((r) => s.close(() => r()));
 });
@@ -46,15 +37,6 @@ async function server(onSocket: (socket: Socket) => void): Promise<number> {
   s.unref();
   servers.push(s);
   return (s.address() as { port: number }).port;
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /**

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { Backoff, backoffDelay, BrokerPool, type BrokerPoolOptions } from '../../src/connection/index.js';
 import { AuthenticationError, ClosedError, ConfigError, ConnectionError } from '../../src/errors.js';
-import { FakeBroker, metadataBody, type FakeRequest, type Handler } from './connection-fake-broker.js';
+import { FakeBroker, metadataBody, type FakeRequest, type Handler, rejection } from '@kwire/testkit';
 
 const escaped: unknown[] = [];
 process.on('unhandledRejection', (err) => escaped.push(err));
@@ -46,15 +46,6 @@ async function deadPort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 test('backoffDelay: doubling from reconnectBackoffMs up to reconnectBackoffMaxMs, with +-20% jitter', () => {

@@ -1,4 +1,4 @@
-// Connection against a fake broker (connection-fake-broker.ts): handshake, pipelining, matching,
+// Connection against a fake broker (@kwire/testkit's FakeBroker): handshake, pipelining, matching,
 // timeouts, throttling, framing under awkward reads, bad input, closing, and leaks.
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,25 +7,14 @@ import * as assert from 'uvu/assert';
 import { ApiVersions, encodeResponseFrame, Fetch, isKafkaProtocolError, Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { Connection, decodeResponseBody, SimpleFramePool, type ConnectionOptions } from '../../src/connection/index.js';
 import { ClosedError, ConfigError, ConnectionError, isKafkaError, RequestTimeoutError } from '../../src/errors.js';
-import { allApiVersions, apiVersionsUpTo, FakeBroker, metadataBody, type FakeRequest } from './connection-fake-broker.js';
+import { allApiVersions, apiVersionsUpTo, type FakeBroker, fakeBrokers, metadataBody, type FakeRequest, rejection } from '@kwire/testkit';
 
 // Anything escaping as an unhandled rejection or uncaught exception fails the last test.
 const escaped: unknown[] = [];
 process.on('unhandledRejection', (err) => escaped.push(err));
 process.on('uncaughtException', (err) => escaped.push(err));
 
-const brokers: FakeBroker[] = [];
-async function broker(options: Parameters<typeof FakeBroker.start>[0] = {}): Promise<FakeBroker> {
-  const b = await FakeBroker.start(options);
-  brokers.push(b);
-  return b;
-}
-test.after.each(async () => {
-  for (const b of brokers.splice(0)) {
-    assert.equal(b.errors, [], 'fake broker handler errors');
-    await b.stop();
-  }
-});
+const broker = fakeBrokers(test);
 
 function connect(b: FakeBroker, options: Partial<ConnectionOptions> = {}): Promise<Connection> {
   return Connection.connect({ ...b.address, clientId: 'conn-test', ...options });
@@ -37,15 +26,6 @@ function topicOf(req: FakeRequest): string {
 }
 
 const metadataEcho = (req: FakeRequest) => ({ body: metadataBody(topicOf(req)) });
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 test('connect: ApiVersions v5 carries client id and software name; versions negotiated from the broker ranges', async () => {
   const ranges = allApiVersions().map((k) => (k.apiKey === Metadata.apiKey ? { ...k, maxVersion: 11 } : k));

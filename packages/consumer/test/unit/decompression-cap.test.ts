@@ -9,7 +9,7 @@ import { encodeRecordBatch, Fetch, Metadata } from '@kwire/protocol';
 import { resolveConfig } from '../../src/config.js';
 import { createConsumer } from '../../src/consumer.js';
 import { ConfigError, CorruptRecordError } from '../../src/errors.js';
-import { capturingLogger, FakeBroker } from './connection-fake-broker.js';
+import { capturingLogger, FakeBroker } from '@kwire/testkit';
 
 const TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAg';
 

@@ -8,8 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiKey, ErrorCode } from '@kwire/protocol';
 import { CommitFailedError, createConsumer, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { FakeCluster } from './fake-cluster.js';
-import { settlesWithin } from '../settles.js';
+import { FakeCluster, settlesWithin } from '@kwire/testkit';
 
 const event = (c: Consumer, name: 'lost' | 'revoked' | 'assigned' | 'joined', what: string = name) => settlesWithin(once(c, name) as Promise<[Record<string, unknown>]>, 15_000, `the ${what} event`);
 
@@ -105,8 +104,10 @@ for (const [name, code] of [
   ['ILLEGAL_GENERATION', ErrorCode.ILLEGAL_GENERATION],
   ['UNKNOWN_MEMBER_ID', ErrorCode.UNKNOWN_MEMBER_ID],
 ] as const) {
-  test(`heartbeat ${name}: partitions are lost (no commit), the member joins again and reads on from the committed offset`, async () => {
-    const { cluster, c, batch } = await setUp();
+  test(`heartbeat ${name}: partitions are lost (no commit, said at warn), the member joins again and reads on from the committed offset`, async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (m: string, f?: Record<string, unknown>) => void warnings.push(`${m} ${JSON.stringify(f)}`) };
+    const { cluster, c, batch } = await setUp({ logger });
     try {
       batch.release();
       const joinsBefore = cluster.broker.of(ApiKey.JoinGroup).length;
@@ -114,6 +115,9 @@ for (const [name, code] of [
       cluster.inject(ApiKey.Heartbeat, code);
       await lost;
       assert.is(cluster.committed.get('t\u00000'), undefined, 'a lost partition is not committed');
+      const said = warnings.filter((w) => w.startsWith('partitions lost'));
+      assert.is(said.length, 1, `one warning: ${warnings.join('; ')}`);
+      assert.match(said[0]!, /"t-0"/);
       await event(c, 'assigned', 'assigned again');
       const it = c[Symbol.asyncIterator]();
       const { value } = await settlesWithin(it.next(), 15_000, 'a batch after rejoining');

@@ -6,8 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ApiKey } from '@kwire/protocol';
 import { createConsumer, LogTruncationError, type Consumer, type ConsumedRecord, type PositionChange } from '../../src/index.js';
-import { FakeCluster } from './fake-cluster.js';
-import { settlesWithin } from '../settles.js';
+import { FakeCluster, settlesWithin } from '@kwire/testkit';
 
 /** The next `n` records as "offset:epoch" (the fake's values end in -e<epoch>); each one finished. */
 async function records(c: Consumer, n: number): Promise<string[]> {

@@ -5,13 +5,11 @@
 import { inspect } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BufferPool, encodeRecordBatch, type RecordInput } from '@kwire/protocol';
+import { encodeRecordBatch, type RecordInput } from '@kwire/protocol';
 import type { Deserializer } from '../../src/config.js';
-import { FetchedPartition, SharedFrame } from '../../src/fetch/fetched-partition.js';
 import { bytesToJson } from '../../src/record-json.js';
-import { recordContext, type ConsumedRecord, type ConsumerBatch } from '../../src/records.js';
-import { PartitionState } from '../../src/state/partition-state.js';
-import type { MessageStream } from '../../src/streams.js';
+import { recordContext, type ConsumerRecord, type ConsumerBatch } from '../../src/records/index.js';
+import { fetchedFrom } from './fetched-fixture.js';
 
 const T0 = Date.UTC(2026, 11, 4, 10, 0, 0);
 
@@ -19,24 +17,14 @@ const T0 = Date.UTC(2026, 11, 4, 10, 0, 0);
 function batchOf(records: RecordInput[], opts: { key?: Deserializer; value?: Deserializer; base?: number; leaderEpoch?: number } = {}): ConsumerBatch {
   const base = opts.base ?? 0;
   const bytes = encodeRecordBatch(records, { baseOffset: base, partitionLeaderEpoch: opts.leaderEpoch ?? 7, now: T0 });
-  const state = new PartitionState('orders', 3, {} as MessageStream);
-  state.seek(BigInt(base));
-  const frame = new SharedFrame(() => {});
   const context = recordContext('orders', 3, opts.key ?? 'buffer', opts.value ?? 'buffer', true);
-  const data = new FetchedPartition(state, state.generation, frame, bytes, BigInt(base + records.length), BigInt(base + records.length), null, {
-    readCommitted: false,
-    checkCrcs: true,
-    pool: new BufferPool(),
-    context,
-    onBytes: () => {},
-  });
-  frame.release();
+  const { data } = fetchedFrom(bytes, { topic: 'orders', partition: 3, position: BigInt(base), highWatermark: BigInt(base + records.length), context });
   const batch = data.next(500);
   assert.ok(batch, 'a batch');
   return batch as ConsumerBatch;
 }
 
-function first(records: RecordInput[], opts?: Parameters<typeof batchOf>[1]): { batch: ConsumerBatch; record: ConsumedRecord } {
+function first(records: RecordInput[], opts?: Parameters<typeof batchOf>[1]): { batch: ConsumerBatch; record: ConsumerRecord } {
   const batch = batchOf(records, opts);
   return { batch, record: batch.records[0]! };
 }
@@ -59,7 +47,7 @@ test('inspect shows topic, partition, offset, timestamp, key, value and headers'
     { base: 41 },
   );
   const out = plain(record);
-  assert.match(out, /^ConsumedRecord \{/);
+  assert.match(out, /^ConsumerRecord \{/);
   assert.match(out, /topic: 'orders'/);
   assert.match(out, /partition: 3/);
   assert.match(out, /offset: 41n/);
@@ -227,9 +215,9 @@ test('a released batch whose offsets were never read prints without reading its 
 
 test('nested deeper than inspect looks: a one-line summary', () => {
   const { record } = first([{ value: 'v' }], { base: 3 });
-  assert.match(inspect({ a: { b: { c: record } } }, { depth: 1 }), /\[Object\]|\[ConsumedRecord orders-3@3\]/);
+  assert.match(inspect({ a: { b: { c: record } } }, { depth: 1 }), /\[Object\]|\[ConsumerRecord orders-3@3\]/);
   assert.match(inspect({ a: { record } }, { depth: 0 }), /\[Object\]/);
-  assert.is(inspect(record, { depth: -1 }), '[ConsumedRecord orders-3@3]');
+  assert.is(inspect(record, { depth: -1 }), '[ConsumerRecord orders-3@3]');
 });
 
 test('bytesToJson: the one rule the CLI uses too', () => {

@@ -9,20 +9,11 @@ import * as assert from 'uvu/assert';
 import { Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { Connection, oauthBearerInitialResponse, plainInitialResponse, saslName, ScramClient, type ConnectionOptions } from '../../src/connection/index.js';
 import { AuthenticationError } from '../../src/errors.js';
-import { capturingLogger, FakeBroker, metadataBody, type FakeRequest, type Handler } from './connection-fake-broker.js';
+import { capturingLogger, FakeBroker, metadataBody, type FakeRequest, type Handler, rejection } from '@kwire/testkit';
 
 const escaped: unknown[] = [];
 process.on('unhandledRejection', (err) => escaped.push(err));
 process.on('uncaughtException', (err) => escaped.push(err));
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 // ---- SCRAM on its own -----------------------------------------------------------------------
 

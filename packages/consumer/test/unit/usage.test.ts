@@ -3,7 +3,8 @@
 // the configuration's unknown keys in config.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, JAVA_NAMES, resolveConfig, UsageError } from '../../src/index.js';
+import { ConfigError, UsageError } from '../../src/index.js';
+import { JAVA_NAMES, resolveConfig } from '../../src/internals.js';
 import { KWIRE_OPTIONS } from '../../src/config.js';
 import { editDistance, FOREIGN_NAMES, nearest } from '../../src/spelling.js';
 import * as usage from '../../src/usage.js';

@@ -13,6 +13,7 @@ import { ApiKey, decodeResponseFrame, encodeRequestFrame, FrameSplitter, ZERO_UU
 import { formatReport, runConformance, streamFileName, type ExchangeLine, type IndexLine } from '../../src/index.js';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { parseAddress } from '../../src/record/address.js';
+import { prng } from '@kwire/testkit';
 
 let kafka: TestKafka;
 const run = Date.now().toString(36);
@@ -26,14 +27,6 @@ test.after(async () => {
   await kafka?.release();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** A client that sends frames in random pieces and keeps every byte and frame it receives. */
 class Client {

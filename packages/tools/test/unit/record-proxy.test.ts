@@ -14,6 +14,7 @@ import { formatReport, runConformance, streamFileName, type ExchangeLine, type I
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { parseAddress } from '../../src/record/address.js';
 import { parseRequestHead } from '../../src/record/request-head.js';
+import { prng } from '@kwire/testkit';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dirs: string[] = [];
@@ -23,15 +24,6 @@ test.after(() => {
   for (const s of servers) s.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-/** A deterministic PRNG, so that chunk boundaries differ between writes but not between runs. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** Writes `bytes` in pieces of 1..max bytes, yielding between some of them. */
 async function writeChunked(socket: Socket, bytes: Buffer, rnd: () => number, max = 7): Promise<void> {

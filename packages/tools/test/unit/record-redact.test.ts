@@ -9,11 +9,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeRequestFrame, decodeResponseFrame, encodeRequestFrame, encodeResponseFrame, Metadata, SaslAuthenticate, SaslHandshake } from '@kwire/protocol';
 import { formatReport, runConformance } from '../../src/index.js';
-import { Connection } from '@kwire/consumer';
+import { Connection } from '@kwire/consumer/internals';
 import type { AppendFile } from '../../src/capture/writer.js';
 import { RecordingProxy } from '../../src/record/proxy.js';
 import { ConnectionRedactor, scrubClientAuthBytes, scrubServerAuthBytes } from '../../src/record/redact.js';
-import { FakeBroker, metadataBody, type Handler } from './fake-broker.js';
+import { FakeBroker, metadataBody, type Handler } from '@kwire/testkit';
 
 const dirs: string[] = [];
 const brokers: FakeBroker[] = [];

@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTopic, startKafka } from '@kwire/broker';
-import { TestProducer } from '../produce-helper.js';
+import { TestProducer } from '@kwire/testkit';
 import type { MemberOptions } from './member.js';
 
 const protocol = (process.argv[2] ?? 'consumer') as 'consumer' | 'classic';

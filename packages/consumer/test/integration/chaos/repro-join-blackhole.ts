@@ -17,8 +17,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTopic, startKafka } from '@kwire/broker';
 import { createConsumer } from '../../../src/index.js';
-import { TestProducer } from '../produce-helper.js';
-import { FaultProxy } from './fault-proxy.js';
+import { TestProducer, FaultProxy } from '@kwire/testkit';
 
 const SESSION_MS = 6_000;
 const HEARTBEAT_MS = 1_000;

@@ -1,6 +1,7 @@
 // The seeded fault schedule: which fault comes next, against what, how long it lasts, and the pause
 // before it. Drawn from a small PRNG (mulberry32) so that a seed names one schedule; the times at
 // which faults land still depend on the machine.
+import { prng } from '@kwire/testkit';
 
 export type FaultKind =
   | 'member-sigkill'
@@ -35,18 +36,6 @@ export interface PlannedFault {
   partition: number;
   /** How long a fault with a duration lasts (stop, black hole, latency, broker down). */
   durationMs: number;
-}
-
-/** mulberry32: a tiny, well-mixed 32-bit PRNG; returns floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -1,7 +1,7 @@
-// A small TCP proxy in front of the cluster for one chaos member, with faults it can inject on
+// A small TCP proxy in front of a cluster for one chaos member, with faults it can inject on
 // command. It listens once per broker; the broker addresses in Metadata and FindCoordinator
-// answers are replaced by its own listeners (rewriteAddresses below), so every connection the member
-// opens after bootstrap goes through it too. Faults:
+// answers are replaced by its own listeners (with @kwire/tools' rewriteAddresses, the rewrite of
+// `kwire record`), so every connection the member opens after bootstrap goes through it too. Faults:
 //   rst        every open socket is reset (TCP RST), both sides;
 //   blackhole  nothing is read or forwarded in either direction (new connections are accepted and
 //              left silent) until it is lifted; then the held bytes flow again, as after a healed
@@ -11,53 +11,10 @@
 // Frames are split with the protocol's FrameSplitter; requests are matched to answers in order
 // (Kafka answers in order per connection, and a consumer never sends acks=0 Produce).
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { ApiKey, decodeResponseFrame, encodeResponseFrame, FrameSplitter, readRequestHeaderStart, Reader, Writer } from '@kwire/protocol';
+import { ApiKey, FrameSplitter } from '@kwire/protocol';
+import { carriesAddresses, parseAddress, parseRequestHead, rewriteAddresses, type Address, type RequestHead } from '@kwire/tools';
 
 const HOST = '127.0.0.1';
-
-interface Address {
-  host: string;
-  port: number;
-}
-
-/** What the proxy keeps of a request to read its answer. */
-interface RequestHead {
-  apiKey: number;
-  apiVersion: number;
-}
-
-function parseRequestHead(frame: Buffer): RequestHead {
-  const h = readRequestHeaderStart(new Reader(frame, 4));
-  if (h.apiKey < 0 || h.apiVersion < 0) throw new Error(`api key ${h.apiKey} version ${h.apiVersion} is not a Kafka request header`);
-  return { apiKey: h.apiKey, apiVersion: h.apiVersion };
-}
-
-/**
- * A Metadata or FindCoordinator answer with its broker addresses mapped to the proxy's listeners,
- * or null when it is another answer or nothing changed; throws when the frame does not decode.
- * The kwire consumer speaks only versions of the codec, so decode, map and encode is all it takes.
- * (The recording proxy of @kwire/tools, which faces any client, also splices the old versions; the
- * consumer's tests cannot import it, since @kwire/tools is built on this package.)
- */
-async function rewriteAddresses(head: RequestHead, frame: Buffer, map: (broker: Address) => Promise<Address>): Promise<Buffer | null> {
-  if (head.apiKey !== ApiKey.Metadata && head.apiKey !== ApiKey.FindCoordinator) return null;
-  const decoded = decodeResponseFrame(head.apiKey, head.apiVersion, frame);
-  const body = decoded.body as { brokers?: Address[]; coordinators?: Address[] } & Partial<Address>;
-  // FindCoordinator v0-3 answers one coordinator in the body itself; v4+ a list.
-  const entries = head.apiKey === ApiKey.Metadata ? body.brokers! : head.apiVersion < 4 ? [body as Address] : body.coordinators!;
-  let changed = false;
-  for (const e of entries) {
-    if (e.host === '' || e.port <= 0) continue; // error answers carry host "" and port -1
-    const to = await map({ host: e.host, port: e.port });
-    if (to.host === e.host && to.port === e.port) continue;
-    e.host = to.host;
-    e.port = to.port;
-    changed = true;
-  }
-  if (!changed) return null;
-  // A writer of its own: the frame outlives the next encode on the shared one.
-  return Buffer.from(encodeResponseFrame(head.apiKey, head.apiVersion, decoded.correlationId, decoded.body, new Writer(frame.length + 256), decoded.headerTaggedFields));
-}
 
 export type ProxyFault = 'rst' | 'blackhole' | 'latency' | 'cut-fetch';
 
@@ -82,10 +39,7 @@ export class FaultProxy {
   /** A proxy with a listener for each of `brokers` (host:port list). */
   static async start(name: string, brokers: string): Promise<FaultProxy> {
     const p = new FaultProxy(name);
-    for (const b of brokers.split(',')) {
-      const [host, port] = b.split(':');
-      await p.listenerFor({ host: host!, port: Number(port) });
-    }
+    for (const b of brokers.split(',')) await p.listenerFor(parseAddress(b));
     return p;
   }
 
@@ -217,9 +171,10 @@ class ProxyConnection {
   private async answer(head: RequestHead | undefined, frame: Buffer, due: number): Promise<void> {
     if (this.dead) return;
     let out = frame;
-    if (head) {
-      const r = await rewriteAddresses(head, frame, (b) => this.proxy.listenerFor(b)).catch(() => null);
-      if (r) out = r;
+    if (head && carriesAddresses(head.apiKey)) {
+      // A frame that does not decode goes through as it came (the member then fails as it would).
+      const r = await rewriteAddresses(head.apiKey, head.apiVersion, frame, (b) => this.proxy.listenerFor(b)).catch(() => null);
+      if (r) out = r.frame;
     }
     if (head?.apiKey === ApiKey.Fetch && out.length > 16 && this.proxy.takeCut()) {
       await this.forward(this.client, out.subarray(0, Math.floor(out.length / 2)), due);

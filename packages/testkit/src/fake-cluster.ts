@@ -5,7 +5,7 @@
 // JoinGroup, SyncGroup, Heartbeat, OffsetFetch, OffsetCommit, LeaveGroup). `inject()` makes the
 // next answers of an API carry an error code, for the error paths real brokers rarely show on cue.
 import { ApiKey, encodeRecordBatch, ErrorCode, randomUuid } from '@kwire/protocol';
-import { allApiVersions, FakeBroker, type FakeRequest, type Reply } from './connection-fake-broker.js';
+import { allApiVersions, FakeBroker, type FakeRequest, type Reply } from './fake-broker.js';
 
 interface LogRecord {
   offset: bigint;

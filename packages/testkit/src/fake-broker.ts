@@ -1,9 +1,14 @@
-// A scriptable fake broker for the connection tests: a node:net server that splits the byte stream
-// into request frames (FrameSplitter), decodes each with decodeRequestFrame, and answers with
-// encodeResponseFrame, or with whatever bytes a test wants (garbage, a wrong correlation id, a
-// frame cut into pieces, nothing at all). No module-level side effects: uvu may load this file.
+// A scriptable fake broker: a node:net server that splits the byte stream into request frames
+// (FrameSplitter), decodes each with decodeRequestFrame, and answers with encodeResponseFrame, or
+// with whatever bytes a test wants (garbage, a wrong correlation id, a frame cut into pieces,
+// nothing at all). ApiVersions answers every API the codec models unless a test says otherwise.
+// The one fake broker of kwire's tests: the consumer's connection, group and fetch tests, FakeCluster,
+// the chaos proxy's test and the recording proxy's tests in @kwire/tools. No module-level side
+// effects: uvu may load this file.
 import { createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
 import { API_DEFINITIONS, decodeRequestFrame, decodeRequestHeader, encodeResponseFrame, FrameSplitter, Writer, type RequestFrame } from '@kwire/protocol';
 
 export interface FakeRequest extends RequestFrame {
@@ -173,14 +178,21 @@ export function metadataBody(tag: string, throttleTimeMs = 0): unknown {
   return { throttleTimeMs, brokers: [{ nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }], clusterId: tag, controllerId: 1, topics: [] };
 }
 
-/** Collects what a logger is given, to search it for secrets. */
-export function capturingLogger(): { logger: { debug: Fn; info: Fn; warn: Fn; error: Fn }; lines: string[] } {
-  const lines: string[] = [];
-  const make =
-    (level: string): Fn =>
-    (message, fields) => {
-      lines.push(`${level} ${message} ${JSON.stringify(fields ?? {}, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
-    };
-  return { logger: { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') }, lines };
+/**
+ * A FakeBroker factory for a suite: every broker it starts is checked for handler errors (a test
+ * bug shows up as a failure of its test) and stopped after each test.
+ */
+export function fakeBrokers(test: Test): (options?: FakeBrokerOptions) => Promise<FakeBroker> {
+  const started: FakeBroker[] = [];
+  test.after.each(async () => {
+    for (const b of started.splice(0)) {
+      assert.equal(b.errors, [], 'fake broker handler errors');
+      await b.stop();
+    }
+  });
+  return async (options = {}) => {
+    const b = await FakeBroker.start(options);
+    started.push(b);
+    return b;
+  };
 }
-type Fn = (message: string, fields?: Record<string, unknown>) => void;
