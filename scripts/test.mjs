@@ -8,7 +8,9 @@
 //      own, minutes of sleeps and fault windows: ALONGSIDE) runs next to the suites after the
 //      bench's, its output printed as one block when it ends;
 //   4. checks that no JVM started by the run is still alive;
-//   (and before the unit suites, the house rules: `biome ci`, formatting and lint, biome.jsonc);
+//   (and before the unit suites, the house rules: `biome ci`, formatting and lint, biome.jsonc;
+//   the architecture rules: dependency-cruiser, .dependency-cruiser.cjs; and the API reports:
+//   api-extractor, scripts/api-report.mjs);
 //   5. ends with one line: "N passed, N failed".
 //
 // Options: --package NAME (one package), --unit (unit suites only), --integration (integration
@@ -206,6 +208,60 @@ function houseRules() {
   });
 }
 
+/**
+ * The architecture rules (.dependency-cruiser.cjs): no import circles, which workspace package may
+ * import which, @kwire/consumer's layers. Cruises every package's src (the compiled packages it
+ * imports are looked up in dist, so this runs after the build). One result line, as biome's.
+ */
+function architectureRules() {
+  process.stdout.write('\n== architecture rules (dependency-cruiser)\n');
+  const started = Date.now();
+  const sources = readdirSync(join(root, 'packages'))
+    .sort()
+    .map((p) => join('packages', p, 'src'))
+    .filter((dir) => existsSync(join(root, dir)));
+  const r = spawnSync(process.execPath, [join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), '--config', '.dependency-cruiser.cjs', '--output-type', 'err-long', ...sources], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : ''}`);
+  const ok = r.status === 0;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`== architecture rules: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
+  results.push({
+    name: 'architecture rules (dependency-cruiser)',
+    passed: ok ? 1 : 0,
+    failed: ok ? 0 : 1,
+    skipped: 0,
+    note: ok ? undefined : 'each violation above names its rule; the rules and why are in .dependency-cruiser.cjs',
+    failures: ok ? [] : ['dependency-cruiser: an import breaks a rule of .dependency-cruiser.cjs'],
+  });
+}
+
+/**
+ * The API reports (scripts/api-report.mjs, api-extractor.json): every entry point of the published
+ * packages must export what its checked-in packages/<pkg>/etc/*.api.md says, so that a change of a
+ * public surface fails here until the report is updated (`node scripts/api-report.mjs --update`)
+ * and shows in review. Reads the compiled .d.ts: runs after the build. One result line, as biome's.
+ */
+function apiReports() {
+  process.stdout.write('\n== API reports (api-extractor)\n');
+  const started = Date.now();
+  const r = spawnSync(process.execPath, [join(root, 'scripts/api-report.mjs')], { cwd: root, encoding: 'utf8' });
+  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : ''}`);
+  const ok = r.status === 0;
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`== API reports: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
+  results.push({
+    name: 'API reports (api-extractor)',
+    passed: ok ? 1 : 0,
+    failed: ok ? 0 : 1,
+    skipped: 0,
+    note: ok ? undefined : 'a public surface changed: `node scripts/api-report.mjs --update`, then review and commit packages/*/etc/*.api.md',
+    failures: ok ? [] : ['api-extractor: an entry point no longer matches its API report'],
+  });
+}
+
 function node24() {
   process.stdout.write(`\n== fetching ${NODE_LTS} from the npm registry\n`);
   const r = spawnSync('npx', ['-y', '-p', NODE_LTS, 'node', '-p', 'process.execPath'], { cwd: root, encoding: 'utf8' });
@@ -221,7 +277,11 @@ async function main() {
   if (!opts['skip-install']) install();
   build();
 
-  if (wantUnit && !opts.package) houseRules();
+  if (wantUnit && !opts.package) {
+    houseRules();
+    architectureRules();
+    apiReports();
+  }
 
   if (wantUnit) {
     const suites = packagesWith('unit');

@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { type BufferPool, ErrorCode, Metadata, type BufferPoolStats, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { type BufferPool, ErrorCode, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { retainedFor, sharedBufferPool } from './shared-pool.js';
 import { MetadataCache } from './cluster/metadata.js';
-import { ConsumerMeter, type GroupMetrics, type RecordLatency } from './metrics/meter.js';
+import { ConsumerMeter } from './metrics/meter.js';
+import type { ConsumerMetrics } from './metrics/types.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTimestamp } from './cluster/offset-lookup.js';
 import { resolveConfig, type ConsumerConfig, type DeserializedKey, type DeserializedValue, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
@@ -14,14 +15,17 @@ import { GroupManager, type GroupCloseReport, type RebalanceListener, type Subsc
 import { remaining, settledBy } from './deadline.js';
 import type { GroupEventDetails, GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
-import { Fetcher, type FetcherStats, type PositionChange } from './fetch/fetcher.js';
-import type { LatencySummary } from './fetch/latency.js';
-import { PartitionState, tpKey, type ResetTarget } from './state/partition-state.js';
+import { Fetcher, type PositionChange } from './fetch/fetcher.js';
+import { tpKey, type ResetTarget } from './state/partition-state.js';
 import { SubscriptionState } from './state/subscription-state.js';
-import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records.js';
+import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records/index.js';
 import { startRun, type InFlightRecord, type RunHandle, type RunOptions } from './run.js';
-import { MessageStream, type StreamOwner } from './streams.js';
+import type { MessageStream, StreamOwner } from './streams.js';
+import { StreamRouter } from './stream-router.js';
+import { FetchCollector } from './fetch/fetch-collector.js';
 import * as usage from './usage.js';
+import type { OffsetsToCommit, PartitionList, TimesToLookUp } from './usage.js';
+import type { PartitionAssignment, StartOffset } from './usage.js';
 import type { TopicPartition } from '@kwire/protocol';
 
 export type { EachBatchPayload, EachMessagePayload, FailurePolicy, InFlightRecord, ProcessingFailure, RunOptions } from './run.js';
@@ -29,16 +33,8 @@ export type { EachBatchPayload, EachMessagePayload, FailurePolicy, InFlightRecor
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
 export type { TopicPartition } from '@kwire/protocol';
 
-/**
- * Where a partition starts: an offset, the start or end of the log, the first record at or after a
- * time (ms since the epoch; the end of the log when none is that late), or auto.offset.reset when
- * left out.
- */
-export type StartOffset = bigint | number | 'earliest' | 'latest' | { timestamp: number | bigint };
-
-export interface PartitionAssignment extends TopicPartition {
-  offset?: StartOffset;
-}
+// assign()'s argument, with the other argument shapes in usage.ts (which checks them).
+export type { PartitionAssignment, StartOffset } from './usage.js';
 
 /**
  * The consumer's events and their listeners' arguments: group events, each with its detail object
@@ -52,28 +48,6 @@ export type ConsumerEvents = { [K in GroupEventName]: [detail: GroupEventDetails
   /** A record skipped under deserializationErrorPolicy 'skip'. */
   'deserialization-error': [err: DeserializationError];
 };
-
-export interface ConsumerMetrics extends FetcherStats {
-  /** Fetched bytes not yet handed to the application and released (decompressed size). */
-  bufferedBytes: number;
-  assignedPartitions: number;
-  /** The process's buffer pool (socket frames and decompression, shared by its consumers): hits are reused buffers. */
-  pool: BufferPoolStats;
-  /** Fetch requests from send to answer (Java's fetch-latency-avg and -max, and percentiles). */
-  fetchLatency: LatencySummary;
-  /** Records delivered to the application, and per second over the last 30 s (records-consumed-rate). */
-  recordsConsumed: number;
-  recordsConsumedRate: number;
-  /** Record bytes fetched per second over the last 30 s (bytes-consumed-rate). */
-  bytesConsumedRate: number;
-  /** Per partition ("topic-partition"), records between the position and the end (records-lag); -1 max when none known. */
-  recordsLag: Record<string, number>;
-  recordsLagMax: number;
-  /** Where a record's time goes: before kwire, buffered in kwire, in the application (per batch). */
-  recordLatency: RecordLatency;
-  /** Commits, rebalances and heartbeats of a group member (undefined without a group). */
-  group: GroupMetrics | undefined;
-}
 
 /**
  * A Kafka consumer on kwire's own protocol stack.
@@ -93,7 +67,9 @@ export interface ConsumerMetrics extends FetcherStats {
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merged interface declares only typed signatures of EventEmitter's own listener methods (nothing left uninitialized)
 export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEvents> implements AsyncIterable<ConsumerBatch<K, V>> {
   readonly config: ResolvedConfig;
+  /** @internal The cluster's metadata as this consumer knows it. */
   readonly metadata: MetadataCache;
+  /** @internal This consumer's connections. */
   readonly pool: BrokerPool;
   private readonly fetcher: Fetcher;
   /** Counters, rates and latencies for metrics() and diagnostics_channel. */
@@ -101,10 +77,8 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   /** Every assigned partition's state: changed only through its methods. */
   private readonly subscriptions: SubscriptionState;
   private readonly bufferPool: BufferPool;
-  private readonly defaultStream: MessageStream;
-  /** What the streams see of the consumer (positions, interceptors, the fetcher's wake-up). */
-  private readonly streamOwner: StreamOwner;
-  private readonly topicStreams = new Map<string, MessageStream[]>();
+  /** Which stream each partition feeds, and the streams. */
+  private readonly router: StreamRouter;
   private connected: Promise<void> | undefined;
   private group: GroupManager | undefined;
   /** Commits of a consumer with a groupId and a manual assignment (made on the first need). */
@@ -131,22 +105,16 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, retryBackoffMaxMs: c.retryBackoffMaxMs, logger: c.logger });
     this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
-    this.fetcher = new Fetcher({
-      subscriptions: this.subscriptions,
-      meter: this.meter,
-      config: c,
-      metadata: this.metadata,
-      pool: this.pool,
-      bufferPool: this.bufferPool,
-      logger: c.logger,
-      onPositionChange: (change) => this.emit(change.why === 'log-truncation' ? 'log-truncation' : 'offset-reset', change),
-    });
-    this.streamOwner = {
+    const collector = new FetchCollector(this.subscriptions);
+    // What the streams see of the consumer (the collector, interceptors, the fetcher's wake-up).
+    const streamOwner: StreamOwner = {
       maxPollRecords: c.maxPollRecords,
       yieldIntervalMs: c.yieldIntervalMs,
       delivered: (batch) => this.intercepted(batch),
       drained: () => this.fetcher.schedule(),
       mayDeliver: () => this.group?.mayDeliver() ?? true,
+      collect: (data, max) => collector.next(data, max),
+      corrupt: (state) => this.subscriptions.refetchCorrupt(state),
       deserializationErrorPolicy: c.deserializationErrorPolicy,
       deserializationFailed: (err, policy) => {
         const where = { topic: err.topic, partition: err.partition, offset: err.offset.toString(), part: err.part, error: (err.cause as Error)?.message ?? String(err.cause) };
@@ -159,7 +127,19 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
         if (this.subscriptions.get(tpKey(err.topic, err.partition))) this.subscriptions.pause([{ topic: err.topic, partition: err.partition }]);
       },
     };
-    this.defaultStream = new MessageStream(this.streamOwner, undefined, 0);
+    this.router = new StreamRouter(streamOwner);
+    this.subscriptions.bufferIn(this.router);
+    this.fetcher = new Fetcher({
+      subscriptions: this.subscriptions,
+      sink: this.router,
+      meter: this.meter,
+      config: c,
+      metadata: this.metadata,
+      pool: this.pool,
+      bufferPool: this.bufferPool,
+      logger: c.logger,
+      onPositionChange: (change) => this.emit(change.why === 'log-truncation' ? 'log-truncation' : 'offset-reset', change),
+    });
     this.metadata.onChange(() => this.fetcher.schedule());
   }
 
@@ -226,7 +206,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     for (const { key } of [...this.subscriptions.values()]) if (!wanted.has(key)) this.subscriptions.remove(key);
     for (const [key, a] of wanted) {
       const known = this.subscriptions.get(key);
-      const state = known ?? new PartitionState(a.topic, a.partition, this.streamFor(a.topic, a.partition));
+      const state = known ?? this.subscriptions.create(a.topic, a.partition);
       const c = committed.get(key);
       if (c) {
         this.subscriptions.seek(state, c.offset, c.leaderEpoch);
@@ -272,13 +252,12 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
         meter: this.meter,
         assignors: resolveAssignors(this.config.partitionAssignmentStrategy),
         protocol,
-        streamFor: (topic, partition) => this.streamFor(topic, partition),
         emit: (name, detail) => {
           (this.emit as (name: GroupEventName, detail: unknown) => boolean)(name, detail);
           if (name === 'fatal') {
             const err = (detail as GroupEventDetails['fatal']).error;
             if (this.listenerCount('error') > 0) this.emit('error', err);
-            for (const s of this.allStreams()) s.fail(err);
+            this.router.failAll(err);
           }
         },
         isClosed: () => this.closed,
@@ -314,7 +293,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * partition (the offset after the last record of the last batch the application released).
    * Rejects with CommitFailedError when the group refuses (e.g. a rebalance is under way).
    */
-  commitSync(offsets?: usage.OffsetsToCommit): Promise<void> {
+  commitSync(offsets?: OffsetsToCommit): Promise<void> {
     let list: OffsetToCommit[] | undefined;
     try {
       list = usage.offsetsToCommit(offsets);
@@ -341,7 +320,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   }
 
   /** commitSync without waiting; errors go to the callback (or the 'error' event, or the log). */
-  commitAsync(offsets?: usage.OffsetsToCommit, callback?: (err: Error | undefined) => void): void {
+  commitAsync(offsets?: OffsetsToCommit, callback?: (err: Error | undefined) => void): void {
     // Wrong arguments are the program's fault: thrown here, not handed to the callback.
     usage.offsetsToCommit(offsets, 'commitAsync()');
     if (callback !== undefined && typeof callback !== 'function') throw new UsageError(`commitAsync(): the callback must be a function, not ${usage.shown(callback)}`);
@@ -358,7 +337,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * The group's committed offsets for these partitions (null where none), keyed by the objects
    * given. Needs a groupId, with subscribe() or assign().
    */
-  async committed(tps: usage.PartitionList): Promise<Map<TopicPartition, CommittedOffset | null>> {
+  async committed(tps: PartitionList): Promise<Map<TopicPartition, CommittedOffset | null>> {
     if (this.closed) throw new ClosedError('the consumer');
     if (!this.config.groupId) throw new UsageError('committed() needs a groupId (group.id) in the configuration: committed offsets are stored in the group');
     const list = usage.partitionList(tps, 'committed()');
@@ -383,7 +362,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   }
 
   private allStreams(): MessageStream[] {
-    return [this.defaultStream, ...[...this.topicStreams.values()].flat()];
+    return this.router.streams();
   }
 
   /**
@@ -397,7 +376,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     const wanted = this.metadata.wants(topic);
     if (!wanted) this.metadata.probe(topic);
     let info = this.metadata.topics.get(topic);
-    if (!info || info.errorCode !== 0) {
+    if (info?.errorCode !== 0) {
       try {
         await this.metadata.refresh(`partitions of ${topic} asked for`);
       } finally {
@@ -406,7 +385,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       }
       info = this.metadata.topics.get(topic);
     }
-    if (!info || info.errorCode !== 0) throw new BrokerResponseError(info?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic}`);
+    if (info?.errorCode !== 0) throw new BrokerResponseError(info?.errorCode ?? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic}`);
     return info.partitions.filter((p) => p !== undefined).map((p) => p.partition);
   }
 
@@ -424,39 +403,23 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   streams(spec: Readonly<Record<string, number>> | ReadonlyMap<string, number>): Record<string, MessageStream<K, V>[]> {
     const out: Record<string, MessageStream<K, V>[]> = {};
     for (const [topic, n] of usage.streamCounts(spec)) {
-      const streams = Array.from({ length: n }, (_, i) => new MessageStream(this.streamOwner, topic, i));
-      for (const old of this.topicStreams.get(topic) ?? []) old.close();
-      this.topicStreams.set(topic, streams);
+      const { streams, moved } = this.router.spread(topic, n, this.subscriptions.values());
       out[topic] = streams as MessageStream<K, V>[];
-      for (const state of this.subscriptions.values()) {
-        if (state.topic === topic) this.moveTo(state, streams[state.partition % n]!);
-      }
+      // Fetched again from what was delivered: the dropped data comes again, in the new stream.
+      for (const state of moved) this.subscriptions.refetch(state);
     }
     this.fetcher.schedule();
     return out;
   }
 
-  private moveTo(state: PartitionState, stream: MessageStream): void {
-    if (state.stream === stream) return;
-    state.stream.dropPartition(state.key);
-    state.stream = stream;
-    // Refetch from what was delivered: the dropped data comes again, in the new stream.
-    state.refetch();
-  }
-
-  private streamFor(topic: string, partition: number): MessageStream {
-    const streams = this.topicStreams.get(topic);
-    return streams ? streams[partition % streams.length]! : this.defaultStream;
-  }
-
   /** The default stream: every assigned partition not given to streams(). */
   [Symbol.asyncIterator](): AsyncIterator<ConsumerBatch<K, V>> {
-    return (this.defaultStream as MessageStream<K, V>)[Symbol.asyncIterator]();
+    return (this.router.defaultStream as MessageStream<K, V>)[Symbol.asyncIterator]();
   }
 
   /** The default stream record by record (types: the consumer's, or given here). */
   records<RK = K, RV = V>(): AsyncIterable<ConsumedRecord<RK, RV>> {
-    return this.defaultStream.records<RK, RV>();
+    return this.router.defaultStream.records<RK, RV>();
   }
 
   /**
@@ -504,7 +467,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   }
 
   /** Stops fetching and delivering these partitions until resume(); what is buffered stays. */
-  pause(tps: usage.PartitionList): void {
+  pause(tps: PartitionList): void {
     const list = usage.partitionList(tps, 'pause()', this.subscriptions.assigned());
     this.subscriptions.pause(list);
   }
@@ -514,7 +477,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * items, or kafkajs's { topic, partitions: [0, 1] } ({ topic } alone: every partition of the
    * topic assigned now), in an array or a Set.
    */
-  resume(tps: usage.PartitionList): void {
+  resume(tps: PartitionList): void {
     const list = usage.partitionList(tps, 'resume()', this.subscriptions.assigned());
     this.subscriptions.resume(list);
   }
@@ -534,7 +497,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
    * partition } to the time, or a list of { topic, partition, timestamp }; the result's keys are
    * the objects given (the Map's keys, or the list's items).
    */
-  async offsetsForTimes(times: usage.TimesToLookUp, options?: { timeoutMs?: number }): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
+  async offsetsForTimes(times: TimesToLookUp, options?: { timeoutMs?: number }): Promise<Map<TopicPartition, OffsetAndTimestamp | null>> {
     const wanted = usage.timesToLookUp(times);
     return this.lookUp(wanted, usage.timeoutOption(options, 'offsetsForTimes()'));
   }
@@ -654,7 +617,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     this.closed = true;
     this.metadata.close();
     const fetcher = this.fetcher.close();
-    for (const s of this.allStreams()) s.close();
+    this.router.close();
     for (const i of this.config.interceptors) i.close?.();
     // Closing the connections ends every request still pending (fetches, a parked JoinGroup).
     const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)) })]);

@@ -1,5 +1,5 @@
 import { DeserializationError } from './errors.js';
-import { ConsumerBatch, DerivedSettlement } from './records.js';
+import { ConsumerBatch, DerivedSettlement } from './records/index.js';
 
 export interface Decoded {
   /** What to deliver (null: nothing of this batch). */

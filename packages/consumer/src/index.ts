@@ -1,4 +1,10 @@
-// @kwire/consumer: a Kafka consumer on kwire's own protocol stack.
+// @kwire/consumer: a Kafka consumer on kwire's own protocol stack. The root is what an application
+// uses: the consumers, records and batches, configuration and option types, errors, loggers and
+// metrics exporters. The layers below (connections, metadata, assignor internals, codecs) are in
+// '@kwire/consumer/internals' (./internals.ts), for kwire's tools, the benchmark and tests.
+// etc/consumer.api.md is the report of this surface: `npm test` fails when it changes unreviewed.
+
+// Consumers
 export {
   Consumer,
   createConsumer,
@@ -9,47 +15,44 @@ export {
   type RunOptions,
   type EachBatchPayload,
   type EachMessagePayload,
-  type ConsumerMetrics,
+  type CloseResult,
 } from './consumer.js';
 export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
-export { prometheusText } from './metrics/prometheus.js';
-export {
-  bridgeOpenTelemetry,
-  openTelemetryMeter,
-  type OpenTelemetryBridge,
-  type OpenTelemetryBridgeOptions,
-  type OtelMeter,
-  type OtelInstrumentOptions,
-  type OtelAttributes,
-} from './metrics/opentelemetry.js';
-export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
-export type { CloseResult } from './consumer.js';
-export type { InFlightRecord } from './run.js';
+export type { InFlightRecord, FailurePolicy, ProcessingFailure } from './run.js';
 export type { PartitionList, PartitionsOfTopic, OffsetAndMetadata, OffsetsToCommit, TimesToLookUp } from './usage.js';
-export type { FailurePolicy, ProcessingFailure } from './run.js';
-export type { GroupCloseReport } from './group/group-manager.js';
-export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type ShareConsumerMetrics, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
-export { ShareRecord, ShareBatch } from './share/records.js';
-export { resolveShareConfig, type ShareConsumerConfig, type ResolvedShareConfig } from './share/config.js';
+export type { GroupCloseReport, RebalanceListener, Subscription } from './group/group-manager.js';
+export type { GroupEventName, GroupEventDetails } from './group/membership.js';
+export type { OffsetToCommit, CommittedOffset } from './group/offsets.js';
+export { ShareConsumer, createShareConsumer, AcknowledgementError, type ShareConsumerEvents, type AcknowledgeType, type ShareAcknowledgeResult } from './share-consumer.js';
 export type { ShareAssignment, ShareGroupEventDetails } from './share/membership.js';
-export { LatencyWindow, type LatencySummary } from './fetch/latency.js';
+
+// Records and batches
+export { ConsumerBatch, ConsumerRecord, ConsumedRecord, BatchCursor, CursorRecord, type KeptRecord } from './records/index.js';
+export { ShareRecord, ShareBatch } from './share/records.js';
+export type { RecordJson, JsonBytes } from './record-json.js';
 export { RecordReleasedError } from '@kwire/protocol';
-export { ConsumerBatch, ConsumedRecord, BatchCursor, CursorRecord, type ConsumerRecord, type KeptRecord } from './records.js';
-export {
-  resolveConfig,
-  JAVA_NAMES,
-  type ConsumerConfig,
-  type ResolvedConfig,
-  type Deserializer,
-  type DeserializerContext,
-  type Deserialized,
-  type DeserializedKey,
-  type DeserializedValue,
-  type ConsumerInterceptor,
-  type SaslConfig,
+
+// Configuration
+export type {
+  ConsumerConfig,
+  ResolvedConfig,
+  Deserializer,
+  DeserializerContext,
+  Deserialized,
+  DeserializedKey,
+  DeserializedValue,
+  ConsumerInterceptor,
+  SaslConfig,
 } from './config.js';
+export type { ShareConsumerConfig, ResolvedShareConfig } from './share/config.js';
+// A custom partition assignor implements Assignor (partitionAssignmentStrategy); the built-ins
+// are named by string ('range', 'roundrobin', 'sticky', 'cooperative-sticky').
+export type { Assignor, AssignmentContext, MemberAssignment, MemberSubscription, RebalanceProtocol, SubscriptionContext } from './group/assignors/index.js';
+export { consoleLogger, silentLogger, type Logger } from './logger.js';
+
+// Errors
 export {
   KafkaError,
   isKafkaError,
@@ -66,13 +69,23 @@ export {
   DeserializationError,
   type KwireErrorCode,
 } from './errors.js';
-export { consoleLogger, silentLogger, type Logger } from './logger.js';
-export { MetadataCache, type BrokerInfo, type TopicInfo, type PartitionInfo, type MetadataChange } from './cluster/metadata.js';
-export * from './connection/index.js';
-export { coordinatorPartition, javaStringHashCode } from './group/coordinator.js';
-export { CommitFailedError, type OffsetToCommit, type CommittedOffset } from './group/offsets.js';
+export { CommitFailedError } from './group/offsets.js';
 export { FatalGroupError } from './group/membership.js';
 export { Kip848UnavailableError } from './group/kip848.js';
-export type { RebalanceListener, Subscription } from './group/group-manager.js';
-export type { GroupEventName, GroupEventDetails } from './group/membership.js';
-export * from './group/assignors/index.js';
+
+// Metrics
+export type { ConsumerMetrics, FetcherStats, ShareConsumerMetrics, ShareCounters } from './metrics/types.js';
+export type { LatencySummary } from './metrics/latency.js';
+export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
+export { prometheusText } from './metrics/prometheus.js';
+export {
+  bridgeOpenTelemetry,
+  openTelemetryMeter,
+  type OpenTelemetryBridge,
+  type OpenTelemetryBridgeOptions,
+  type OtelMeter,
+  type OtelInstrumentOptions,
+  type OtelAttributes,
+  type MeteredConsumer,
+  type MeteredShareConsumer,
+} from './metrics/opentelemetry.js';

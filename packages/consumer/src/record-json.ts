@@ -8,7 +8,7 @@ import type { RecordHeader } from '@kwire/protocol';
 /** Bytes in JSON: the text when they are valid UTF-8, else `{ base64 }`; null stays null. */
 export type JsonBytes = string | { base64: string } | null;
 
-/** The JSON of a record (ConsumedRecord, KeptRecord, ShareRecord): what JSON.stringify(record) writes. */
+/** The JSON of a record (ConsumerRecord, KeptRecord, ShareRecord): what JSON.stringify(record) writes. */
 export interface RecordJson {
   topic: string;
   partition: number;
@@ -128,7 +128,7 @@ interface KeptFields {
 }
 
 /**
- * A kept record (ConsumedRecord.keep()) made to print as a record does: toJSON() and util.inspect,
+ * A kept record (ConsumerRecord.keep()) made to print as a record does: toJSON() and util.inspect,
  * as properties that are not enumerable, so that the object stays a plain one to spread, compare
  * and iterate.
  */

@@ -6,12 +6,13 @@ import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
 import { ClosedError, ConfigError, KafkaError, UsageError } from './errors.js';
 import { loopClock, yieldToLoop } from './loop-clock.js';
-import { recordContext, type RecordContext } from './records.js';
+import { recordContext, type RecordContext } from './records/index.js';
 import { resolveShareConfig, type ResolvedShareConfig, type ShareConsumerConfig } from './share/config.js';
 import type { DeserializedKey, DeserializedValue } from './config.js';
 import { ShareMembership, type ShareAssignment, type ShareGroupEventDetails } from './share/membership.js';
-import { ACK, ACK_TYPES, ShareBatch, ShareRecord, type AcknowledgeType } from './share/records.js';
-import { ShareSession, type ShareAcknowledgeResult, type ShareCounters, type SharePartitionRef } from './share/session.js';
+import { ACK, ACK_TYPES, type ShareBatch, ShareRecord, type AcknowledgeType } from './share/records.js';
+import { ShareFetcher, type ShareAcknowledgeResult, type SharePartitionRef } from './share/fetcher.js';
+import type { ShareConsumerMetrics, ShareCounters } from './metrics/types.js';
 
 export type { AcknowledgeType, ShareAcknowledgeResult };
 
@@ -21,15 +22,6 @@ export class AcknowledgementError extends KafkaError {
   constructor(message: string) {
     super('KWIRE_CONFIG', message);
   }
-}
-
-export interface ShareConsumerMetrics extends ShareCounters {
-  /** Partitions assigned to this member now. */
-  assignedPartitions: number;
-  /** Records acquired and not settled yet (held by the application or waiting in the queue). */
-  outstanding: number;
-  memberEpoch: number;
-  heartbeats: number;
 }
 
 /** The share consumer's events and their listeners' arguments. */
@@ -60,10 +52,15 @@ export type ShareConsumerEvents = {
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the merged interface declares only typed signatures of EventEmitter's own listener methods (nothing left uninitialized)
 export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareConsumerEvents> implements AsyncIterable<ShareBatch<K, V>> {
+  /** The configuration as resolved: every option with its value, defaults filled in. */
   readonly config: ResolvedShareConfig;
+  /** @internal The cluster's metadata, as the consumer's fetchers use it. */
   readonly metadata: MetadataCache;
+  /** @internal The consumer's connections. */
   readonly pool: BrokerPool;
+  /** @internal Where fetched records' memory comes from. */
   readonly bufferPool: BufferPool;
+  /** @internal The counters metrics() reports. */
   readonly counters: ShareCounters = {
     fetches: 0,
     recordsAcquired: 0,
@@ -74,7 +71,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     sessionResets: 0,
   };
   private readonly membership: ShareMembership;
-  private readonly sessions = new Map<number, ShareSession>();
+  private readonly fetchers = new Map<number, ShareFetcher>();
   /** Assigned partitions by key, and by leader. */
   private assignment = new Map<string, SharePartitionRef>();
   private byLeader = new Map<number, Map<string, SharePartitionRef>>();
@@ -100,7 +97,6 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     this.bufferPool = sharedBufferPool.join(this, retainedFor(c.fetchMaxBytes));
     this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, retryBackoffMaxMs: c.retryBackoffMaxMs, logger: c.logger });
-    const self = this;
     this.membership = new ShareMembership({
       config: c,
       pool: this.pool,
@@ -108,7 +104,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       logger: c.logger,
       assigned: (partitions, why) => this.assign(partitions, why),
       fail: (err) => this.fail(err),
-      emit: (event, detail) => (self.emit as (event: string, detail: unknown) => boolean)(event, detail),
+      emit: (event, detail) => (this.emit as (event: string, detail: unknown) => boolean)(event, detail),
     });
     this.metadata.onChange(() => {
       this.membership.metadataChanged();
@@ -202,7 +198,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
         const b = this.queue[i]!;
         if (!gone.has(`${b.topic}\0${b.partition}`)) continue;
         this.queue.splice(i, 1);
-        for (const r of b.records) r.delivery.settle(r.offset, ACK.release);
+        for (const r of b.records) r.acquisition.settle(r.offset, ACK.release);
         b.release();
       }
     }
@@ -210,7 +206,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     this.regroup();
   }
 
-  /** Partitions by leader, sessions started for the leaders. */
+  /** Partitions by leader, fetchers started for the leaders. */
   private regroup(): void {
     const byLeader = new Map<number, Map<string, SharePartitionRef>>();
     for (const r of this.assignment.values()) {
@@ -226,16 +222,16 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     this.byLeader = byLeader;
     if (this.closing) return;
     for (const nodeId of byLeader.keys()) {
-      if (!this.sessions.has(nodeId)) {
-        const s = new ShareSession(nodeId, this.sessionHost());
-        this.sessions.set(nodeId, s);
+      if (!this.fetchers.has(nodeId)) {
+        const s = new ShareFetcher(nodeId, this.fetcherHost());
+        this.fetchers.set(nodeId, s);
         s.start();
       }
     }
-    for (const s of this.sessions.values()) s.wake();
+    for (const s of this.fetchers.values()) s.wake();
   }
 
-  private sessionHost() {
+  private fetcherHost() {
     const self = this;
     return {
       config: this.config,
@@ -293,8 +289,8 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     w?.();
   }
 
-  private wakeSessions(): void {
-    for (const s of this.sessions.values()) s.wake();
+  private wakeFetchers(): void {
+    for (const s of this.fetchers.values()) s.wake();
   }
 
   /**
@@ -327,11 +323,11 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
       if (this.closed || this.closing) return null;
       if (this.parked) {
         this.parked = false;
-        this.wakeSessions();
+        this.wakeFetchers();
       }
       const batch = this.queue.shift();
       if (batch) {
-        if (this.queue.length === 0) this.wakeSessions();
+        if (this.queue.length === 0) this.wakeFetchers();
         if (loopClock.due(this.config.yieldIntervalMs)) await yieldToLoop();
         return batch;
       }
@@ -344,7 +340,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     if (this.config.shareAcknowledgementMode === 'implicit') {
       for (let i = 0; i < upTo; i++) {
         const r = batch.records[i]!;
-        r.delivery.settle(r.offset, ACK.accept);
+        r.acquisition.settle(r.offset, ACK.accept);
       }
     } else {
       let unsettled = 0;
@@ -364,7 +360,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   private abandon(batch: ShareBatch<K, V>, from: number): void {
     for (let i = from; i < batch.records.length; i++) {
       const r = batch.records[i]!;
-      r.delivery.settle(r.offset, ACK.release);
+      r.acquisition.settle(r.offset, ACK.release);
     }
     batch.release();
   }
@@ -400,7 +396,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
               if (batch !== undefined && i < batch.records.length) {
                 if (i > 0 && self.config.shareAcknowledgementMode === 'implicit') {
                   const r = batch.records[i - 1]!;
-                  r.delivery.settle(r.offset, ACK.accept);
+                  r.acquisition.settle(r.offset, ACK.accept);
                 }
                 self.currentUpTo = i + 1;
                 return { value: batch.records[i++]!, done: false };
@@ -443,19 +439,19 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     if (!(record instanceof ShareRecord)) throw new AcknowledgementError('acknowledge() takes a record this share consumer delivered');
     const wire = ACK_TYPES[type];
     if (wire === undefined) throw new AcknowledgementError(`acknowledge type must be accept, release, reject or renew, not ${JSON.stringify(type)}`);
-    if (!record.delivery.isPending(record.offset)) {
+    if (!record.acquisition.isPending(record.offset)) {
       throw new AcknowledgementError(`${record.topic}-${record.partition} offset ${record.offset} is not held by this member any more (acknowledged already, or its share session ended)`);
     }
     if (wire === ACK.renew) {
-      const session = this.sessionOf(record);
-      if (!session) throw new AcknowledgementError(`${record.topic}-${record.partition}: no share session holds offset ${record.offset}`);
-      return session.renew([record], this.config.requestTimeoutMs);
+      const fetcher = this.fetcherOf(record);
+      if (!fetcher) throw new AcknowledgementError(`${record.topic}-${record.partition}: no share session holds offset ${record.offset}`);
+      return fetcher.renew([record], this.config.requestTimeoutMs);
     }
-    record.delivery.settle(record.offset, wire);
+    record.acquisition.settle(record.offset, wire);
   }
 
-  private sessionOf(record: ShareRecord<K, V>): ShareSession | undefined {
-    for (const s of this.sessions.values()) if (s.pendingDeliveries().includes(record.delivery)) return s;
+  private fetcherOf(record: ShareRecord<K, V>): ShareFetcher | undefined {
+    for (const s of this.fetchers.values()) if (s.pendingAcquisitions().includes(record.acquisition)) return s;
     return undefined;
   }
 
@@ -469,7 +465,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     const upTo = this.currentUpTo ?? batch.records.length;
     for (let i = 0; i < upTo; i++) {
       const r = batch.records[i]!;
-      r.delivery.settle(r.offset, ACK.accept);
+      r.acquisition.settle(r.offset, ACK.accept);
     }
   }
 
@@ -481,7 +477,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
   async commitSync(timeoutMs = this.config.defaultApiTimeoutMs): Promise<ShareAcknowledgeResult[]> {
     if (this.closed) throw new ClosedError('the share consumer');
     this.settleDelivered();
-    const all = await Promise.all([...this.sessions.values()].map((s) => s.commit(Math.min(timeoutMs, this.config.requestTimeoutMs))));
+    const all = await Promise.all([...this.fetchers.values()].map((s) => s.commit(Math.min(timeoutMs, this.config.requestTimeoutMs))));
     return all.flat();
   }
 
@@ -495,7 +491,7 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
 
   metrics(): ShareConsumerMetrics {
     let outstanding = 0;
-    for (const s of this.sessions.values()) outstanding += s.outstanding;
+    for (const s of this.fetchers.values()) outstanding += s.outstanding;
     return {
       ...this.counters,
       acknowledged: { ...this.counters.acknowledged },
@@ -521,18 +517,18 @@ export class ShareConsumer<K = unknown, V = unknown> extends EventEmitter<ShareC
     const deadline = Date.now() + this.config.closeTimeoutMs;
     this.wake();
     // Fetch loops see `closing` and stop after the request they may have in flight.
-    for (const s of this.sessions.values()) s.wake();
+    for (const s of this.fetchers.values()) s.wake();
     const current = this.current;
     this.current = undefined;
     this.currentUpTo = undefined;
     if (current) this.abandon(current, 0);
     for (const b of this.queue.splice(0)) this.abandon(b, 0);
-    for (const s of this.sessions.values()) s.releasePending();
+    for (const s of this.fetchers.values()) s.releasePending();
     const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
     try {
       await bounded(
         Promise.all(
-          [...this.sessions.values()].map(async (s) => {
+          [...this.fetchers.values()].map(async (s) => {
             await s.finished();
             // The fetch in flight at close delivered nothing: its records were released on arrival.
             s.releasePending();

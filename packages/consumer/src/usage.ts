@@ -14,13 +14,25 @@
  */
 import type { TopicPartition } from '@kwire/protocol';
 import { JAVA_NAMES, KWIRE_OPTIONS } from './config.js';
-import type { PartitionAssignment } from './consumer.js';
 import { UsageError } from './errors.js';
+import { tpKey } from './tp-key.js';
 import type { RebalanceListener, Subscription } from './group/group-manager.js';
 import type { OffsetToCommit } from './group/offsets.js';
 import type { RunOptions } from './run.js';
 import { foreignName, nearest } from './spelling.js';
 import type { ResetTarget } from './state/partition-state.js';
+
+/**
+ * Where a partition starts: an offset, the start or end of the log, the first record at or after a
+ * time (ms since the epoch; the end of the log when none is that late), or auto.offset.reset when
+ * left out.
+ */
+export type StartOffset = bigint | number | 'earliest' | 'latest' | { timestamp: number | bigint };
+
+/** What assign() takes: a partition, and where it starts. */
+export interface PartitionAssignment extends TopicPartition {
+  offset?: StartOffset;
+}
 
 /** A partition, or kafkajs's form: a topic's partitions (every assigned one when `partitions` is left out). */
 export type PartitionsOfTopic = { topic: string; partitions?: readonly number[] };
@@ -140,7 +152,7 @@ function items(value: unknown, method: string, what: string, example: string): u
 }
 
 function key(tp: TopicPartition): string {
-  return `${tp.topic}\u0000${tp.partition}`;
+  return tpKey(tp.topic, tp.partition);
 }
 
 /**

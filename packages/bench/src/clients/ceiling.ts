@@ -17,9 +17,9 @@
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
-import { BrokerPool, decodeResponseBody, LatencyWindow } from '@kwire/consumer';
+import { BrokerPool, decodeResponseBody, LatencyWindow } from '@kwire/consumer/internals';
 import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
-import type { Connection, ResponseFrameLease } from '@kwire/consumer';
+import type { Connection, ResponseFrameLease } from '@kwire/consumer/internals';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 
 export async function ceilingClient(options: ClientOptions): Promise<ClientReport> {

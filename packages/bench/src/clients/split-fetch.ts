@@ -3,7 +3,7 @@
 // answer's offsets are known, before the answer is handed on, as kwire's fetcher sends its early
 // next Fetch before it decodes. The same function runs on the main thread (split-main) and on the
 // worker (split-worker), so the two variants differ only in the thread it runs on.
-import type { Connection, ResponseFrameLease } from '@kwire/consumer';
+import type { Connection, ResponseFrameLease } from '@kwire/consumer/internals';
 import { Fetch, scanRecordBatches, type FetchRequest } from '@kwire/protocol';
 import { fullFetch, partitionsWithRecords } from './ceiling.js';
 

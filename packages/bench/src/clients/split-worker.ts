@@ -12,7 +12,7 @@
 // length, ...] } (buffer transferred), { ev: 'end', records }, { ev: 'error', message }. From it:
 // { ev: 'return', buffer } (transferred back), { ev: 'stop' }.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BrokerPool } from '@kwire/consumer';
+import { BrokerPool } from '@kwire/consumer/internals';
 import { readRecordBatches } from '@kwire/protocol';
 import { connectLeaders } from './ceiling.js';
 import { fetchToEnd } from './split-fetch.js';

@@ -12,7 +12,7 @@
 // CPU is the whole process's (process.cpuUsage counts every thread), so records per CPU-second
 // include the worker's work.
 import { Worker } from 'node:worker_threads';
-import { BrokerPool } from '@kwire/consumer';
+import { BrokerPool } from '@kwire/consumer/internals';
 import { readRecordBatches, type RecordCursor } from '@kwire/protocol';
 import { connectLeaders } from './ceiling.js';
 import { Run, type ClientOptions, type ClientReport } from './common.js';

@@ -8,7 +8,7 @@
 // it. Sizes: 1 MiB frames (read straight into frame-pool memory) and 1 KiB frames (views of the
 // read buffer, copied out for the lease): the large-frame and the per-frame costs.
 //
-// `--compare DIR` runs a second build of @kwire/consumer (DIR holds its dist: DIR/src/index.js,
+// `--compare DIR` runs a second build of @kwire/consumer (DIR holds its dist: DIR/src/internals.js,
 // e.g. a copy of packages/consumer/dist made before a change) in the same run, interleaved with
 // this one, and prints this/compare ratios: a refactor of the connection layer shows its cost here.
 //
@@ -19,10 +19,10 @@
 // Run: node packages/bench/dist/src/micro/connection-read.js [--sizes 1048576,1024] [--mib 512] [--runs 5] [--depth 4] [--compare DIR]
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { internalsOf } from './compare-build.js';
 import { API_DEFINITIONS, ApiVersions, decodeRequestHeader, encodeResponseFrame, Fetch, FrameSplitter } from '@kwire/protocol';
 
 // ---- server ---------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ function heapMeter(): () => number {
 }
 
 async function client(variant: string, modulePath: string, port: number, size: number, count: number, depth: number): Promise<void> {
-  const mod = (await import(modulePath)) as typeof import('@kwire/consumer');
+  const mod = (await import(modulePath)) as typeof import('@kwire/consumer/internals');
   const pool = new mod.SimpleFramePool();
   const c = await mod.Connection.connect({ host: '127.0.0.1', port, clientId: `bench-${size}`, framePool: pool });
   const body = { maxWaitMs: 0, maxBytes: 64 * 1024 * 1024, topics: [] };
@@ -183,8 +183,8 @@ async function main(): Promise<void> {
   const sizes = values.sizes!.split(',').map(Number);
   const runs = Number(values.runs);
   const depth = Number(values.depth);
-  const variants: [name: string, module: string][] = [['this', '@kwire/consumer']];
-  if (values.compare) variants.push(['compare', pathToFileURL(resolvePath(values.compare, 'src/index.js')).href]);
+  const variants: [name: string, module: string][] = [['this', '@kwire/consumer/internals']];
+  if (values.compare) variants.push(['compare', internalsOf(values.compare)]);
   const srv = spawn(process.execPath, [fileURLToPath(import.meta.url), 'server'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve) => srv.stdout.once('data', (c) => resolve(Number(String(c).trim()))));
   const results = new Map<string, Result[]>();

@@ -3,18 +3,17 @@
 // frames of 100 B and one of 1 MiB, each frame touched and a large frame's pool buffer released.
 // The per-frame cost of splitting, where a socket benchmark sees mostly syscalls and copies.
 //
-// `--compare DIR` measures another build of @kwire/consumer (DIR holds its dist: DIR/src/index.js)
+// `--compare DIR` measures another build of @kwire/consumer (DIR holds its dist: DIR/src/internals.js)
 // in the same process: the harness is compiled once per build (so neither shares the other's type
 // feedback), the builds alternate round by round, and the ratios of CPU per frame are printed. Run
 // with the same DIR on both sides (`--compare packages/consumer/dist`) to see the noise floor.
 //
 // Run: node packages/bench/dist/src/micro/frame-split.js [--rounds 40] [--blocks 100] [--compare DIR]
-import { resolve as resolvePath } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import * as current from '@kwire/consumer';
+import * as current from '@kwire/consumer/internals';
+import { internalsOf } from './compare-build.js';
 
-type Consumer = Pick<typeof import('@kwire/consumer'), 'FrameReader' | 'SimpleFramePool'>;
+type Consumer = Pick<typeof import('@kwire/consumer/internals'), 'FrameReader' | 'SimpleFramePool'>;
 
 const SMALL = 100;
 const LARGE = 1024 * 1024;
@@ -75,7 +74,7 @@ const blocks = Number(values.blocks);
 const data = block();
 const variants: [string, (blocks: number) => number][] = [['this', harness(current, data)]];
 if (values.compare) {
-  const other = (await import(pathToFileURL(resolvePath(values.compare, 'src/index.js')).href)) as Consumer;
+  const other = (await import(internalsOf(values.compare))) as Consumer;
   variants.push(['compare', harness(other, data)]);
 }
 const results = new Map<string, number[]>(variants.map(([name]) => [name, []]));

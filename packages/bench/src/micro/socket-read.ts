@@ -9,7 +9,7 @@
 //   onread    the connection layer's FrameReader: one reusable 64 KiB read buffer, large frames
 //             read directly into a pool buffer that the consumer then releases
 //   compare   the same as onread, with the FrameReader of another build of @kwire/consumer
-//             (`--compare DIR`, DIR holding its dist: DIR/src/index.js), to see what a change to the
+//             (`--compare DIR`, DIR holding its dist: DIR/src/internals.js), to see what a change to the
 //             reader costs, in the same run
 //
 // Reported per variant (median of the runs): MB/s (MiB/s of frame bytes), client CPU (user+sys)
@@ -20,13 +20,13 @@
 // Run: node packages/bench/dist/src/micro/socket-read.js [--gib 1] [--runs 3] [--variants naive,splitter,onread] [--compare DIR]
 // Under Node 24: "$(npx -y -p node@24.21.0 node -p process.execPath)" packages/bench/dist/src/micro/socket-read.js
 import { spawn } from 'node:child_process';
-import { resolve as resolvePath } from 'node:path';
 import { connect, createServer, type Socket } from 'node:net';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { FrameSplitter } from '@kwire/protocol';
-import { FrameReader, SimpleFramePool } from '@kwire/consumer';
+import { FrameReader, SimpleFramePool } from '@kwire/consumer/internals';
+import { internalsOf } from './compare-build.js';
 
 const SMALL = 100;
 const LARGE = 1024 * 1024;
@@ -162,7 +162,7 @@ async function client(variant: string, port: number, compare: string | undefined
       });
     });
   } else if (variant === 'onread' || variant === 'compare') {
-    const other = compare !== undefined ? ((await import(compare)) as typeof import('@kwire/consumer')) : undefined;
+    const other = compare !== undefined ? ((await import(compare)) as typeof import('@kwire/consumer/internals')) : undefined;
     const mod = variant === 'onread' ? { FrameReader, SimpleFramePool } : other!;
     const pool = new mod.SimpleFramePool();
     const reader = new mod.FrameReader(
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
       compare: { type: 'string' },
     },
   });
-  const compare = values.compare ? pathToFileURL(resolvePath(values.compare, 'src/index.js')).href : undefined;
+  const compare = values.compare ? internalsOf(values.compare) : undefined;
   const bytes = Math.round(Number(values.gib) * 2 ** 30);
   const runs = Number(values.runs);
   const variants = values.variants!.split(',');

@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { FrameReader, SimpleFramePool } from '@kwire/consumer';
+import { FrameReader, SimpleFramePool } from '@kwire/consumer/internals';
 import * as P from '@kwire/protocol';
 
 const { values: opts } = parseArgs({

@@ -5,7 +5,7 @@
 // the bench asks first, once, for every coordinator partition: one group id per partition of
 // __consumer_offsets, found with a batched FindCoordinator and asked for its offsets (OffsetFetch
 // with all of its groups) until every group answers without an error.
-import { BrokerPool, coordinatorPartition } from '@kwire/consumer';
+import { BrokerPool, coordinatorPartition } from '@kwire/consumer/internals';
 import { FindCoordinator, Metadata, OffsetFetch, ZERO_UUID } from '@kwire/protocol';
 
 const OFFSETS_TOPIC = '__consumer_offsets';

@@ -3,7 +3,7 @@
 // random A-Z values) or, for the full-touch scenarios, with BenchJava's producer (the same batching,
 // a 16-byte key and two headers per record), then checked: the end offsets, read with kwire's protocol layer, must add up
 // to the records loaded. The group runs need those end offsets per partition too.
-import { BrokerPool } from '@kwire/consumer';
+import { BrokerPool } from '@kwire/consumer/internals';
 import { createTopic, producerPerformance, type KafkaTarget } from '@kwire/broker';
 import { ListOffsets, Metadata, ZERO_UUID } from '@kwire/protocol';
 import type { Codec } from '../report/types.js';

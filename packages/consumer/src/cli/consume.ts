@@ -3,11 +3,12 @@ import { isUtf8 } from 'node:buffer';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { cliSettings } from '../security-properties.js';
-import { createConsumer, createShareConsumer, type Consumer, type ConsumedRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset, type TopicPartition } from '../index.js';
+import { createConsumer, createShareConsumer, type Consumer, type ConsumerRecord, type Logger, type ShareConsumer, type ShareRecord, type StartOffset, type TopicPartition } from '../index.js';
 import { consoleLogger } from '../logger.js';
 import { Output, quietStderr } from './output.js';
 import { reach, UNREACHABLE_EXIT, UnreachableError } from './reach.js';
 import { parseFrom, planStart, type From } from './start-offset.js';
+import { tpKey } from '../tp-key.js';
 
 const USAGE = `usage: kwire consume -b HOST:PORT (-t T [-t T2 ...] | --pattern REGEX) [options]
 
@@ -86,7 +87,7 @@ function bytes(b: Buffer | null): string | { base64: string } | null {
 }
 
 /** The --format json shape of one record. */
-export function formatRecord(r: ConsumedRecord): FormattedRecord {
+export function formatRecord(r: ConsumerRecord): FormattedRecord {
   return {
     topic: r.topic,
     partition: r.partition,
@@ -384,7 +385,7 @@ class EndWatch {
   ) {
     for (const [tp, end] of ends) {
       const start = starts.get(tp);
-      if (!(typeof start === 'bigint' && start >= end)) this.remaining.set(`${tp.topic}\u0000${tp.partition}`, { tp, end });
+      if (!(typeof start === 'bigint' && start >= end)) this.remaining.set(tpKey(tp.topic, tp.partition), { tp, end });
     }
     this.timer = setInterval(() => this.check(), 100);
   }
@@ -396,7 +397,7 @@ class EndWatch {
   /** A batch came; what was printed of it ends before `next`. */
   printed(topic: string, partition: number, next: bigint): void {
     this.batches++;
-    const key = `${topic}\u0000${partition}`;
+    const key = tpKey(topic, partition);
     const p = this.remaining.get(key);
     if (p !== undefined && next >= p.end) this.remaining.delete(key);
   }
@@ -505,7 +506,7 @@ async function consume(s: Settings): Promise<number> {
       : undefined;
     let out = '';
     outer: for await (const batch of consumer) {
-      let last: ConsumedRecord | undefined;
+      let last: ConsumerRecord | undefined;
       for (const r of batch) {
         const value = r.value as Buffer | null;
         valueBytes += value?.length ?? 0;

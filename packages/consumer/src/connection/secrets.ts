@@ -23,7 +23,7 @@ function redactedCopy(value: object): Record<string, unknown> {
 
 /** Adds the printing hooks to `value` (in place) and returns it. Idempotent; non-objects pass through. */
 export function withRedaction<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.prototype.hasOwnProperty.call(value, 'toJSON')) return value;
+  if (typeof value !== 'object' || value === null || Object.hasOwn(value, 'toJSON')) return value;
   Object.defineProperty(value, 'toJSON', { value: () => redactedCopy(value), enumerable: false });
   Object.defineProperty(value, inspect.custom, {
     value: (depth: number, options: object, insp: typeof inspect) => insp(redactedCopy(value), options),

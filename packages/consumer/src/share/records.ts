@@ -1,5 +1,7 @@
+import { inspect, type InspectOptionsStylized } from 'node:util';
 import type { RecordView } from '@kwire/protocol';
-import { ConsumedRecord, ConsumerBatch, type RecordContext } from '../records.js';
+import { inspectAs } from '../record-json.js';
+import { BatchCursor, ConsumerRecord, type RecordContext } from '../records/index.js';
 
 /** How the application settles a record it was given (KIP-932's acknowledge types). */
 export type AcknowledgeType = 'accept' | 'release' | 'reject' | 'renew';
@@ -8,18 +10,19 @@ export type AcknowledgeType = 'accept' | 'release' | 'reject' | 'renew';
 export const ACK = { gap: 0, accept: 1, release: 2, reject: 3, renew: 4 } as const;
 export const ACK_TYPES: Readonly<Record<AcknowledgeType, number>> = { accept: ACK.accept, release: ACK.release, reject: ACK.reject, renew: ACK.renew };
 
-/** Slots of Delivery.types that are not acknowledge types. */
+/** Slots of Acquisition.types that are not acknowledge types. */
 export const PENDING = -1; // acquired, not yet settled
 export const NOT_ACQUIRED = -2; // inside the span but acquired by someone else, or never
 export const SENT = -3; // settled and sent (or dropped because its lock expired)
 
 /**
- * One partition's acquired records from one ShareFetch response: the span of offsets from the
- * first to the last acquired one, with one slot per offset holding its state (a number, so a
- * thousand records cost a kilobyte and no object each). Records point at their delivery; settling
- * a record writes its slot; the session collects settled slots into acknowledgement batches.
+ * One partition's records acquired by one ShareFetch response (KIP-932's acquired records; Java's
+ * ShareInFlightBatch): the span of offsets from the first to the last acquired one, with one slot
+ * per offset holding its state (a number, so a thousand records cost a kilobyte and no object
+ * each). Records point at their acquisition; settling a record writes its slot; the share fetcher
+ * collects settled slots into acknowledgement batches.
  */
-export class Delivery {
+export class Acquisition {
   readonly types: Int8Array;
   /** Slots still PENDING. */
   pending = 0;
@@ -36,7 +39,7 @@ export class Delivery {
     readonly first: bigint,
     span: number,
     deadline: number,
-    private readonly onSettled: (d: Delivery) => void,
+    private readonly onSettled: (a: Acquisition) => void,
   ) {
     this.types = new Int8Array(span).fill(NOT_ACQUIRED);
     this.deadline = deadline;
@@ -90,31 +93,113 @@ export class Delivery {
 }
 
 /** A record of a share group: delivered to this member, to be acknowledged. */
-export class ShareRecord<K = unknown, V = unknown> extends ConsumedRecord<K, V> {
+export class ShareRecord<K = unknown, V = unknown> extends ConsumerRecord<K, V> {
+  /** @internal Made by the share fetcher. */
   constructor(
     wire: RecordView,
     context: RecordContext,
     /** How many times the broker has handed this record out, this time included (1 the first time). */
     readonly deliveryCount: number,
-    /** @internal */
-    readonly delivery: Delivery,
+    /** @internal The acquisition the record is part of, which its acknowledgement settles. */
+    readonly acquisition: Acquisition,
   ) {
     super(wire.batch, context, wire.position, wire.offsetDelta, wire.valueOffset, wire.valueLength);
   }
 
-  /** Still to be acknowledged by this member. */
+  /** No longer to be acknowledged by this member: acknowledged already, or not held any more. */
   get acknowledged(): boolean {
-    return !this.delivery.isPending(this.offset);
+    return !this.acquisition.isPending(this.offset);
   }
 }
 
-/** The batches a share consumer delivers: a run of one partition's acquired records. */
-export class ShareBatch<K = unknown, V = unknown> extends ConsumerBatch<K, V> {
-  override get records(): readonly ShareRecord<K, V>[] {
-    return super.records as readonly ShareRecord<K, V>[];
+/**
+ * The batches a share consumer delivers: a run of one partition's acquired records. Records are
+ * acknowledged one by one (ShareConsumer.acknowledge, or accepted when the loop moves on), so a
+ * share batch has no commit point of its own: nothing to mark processed or give back (as a
+ * ConsumerBatch has), only its memory to release, under the same lifetime rule as ConsumerRecord.
+ */
+export class ShareBatch<K = unknown, V = unknown> implements Iterable<ShareRecord<K, V>> {
+  private retains = 0;
+  private released = false;
+  /** The offsets of the first and last record, and the one after the last (read once: see toJSON). */
+  readonly firstOffset: bigint;
+  readonly lastOffset: bigint;
+  readonly nextOffset: bigint;
+
+  /** @internal Made by the share fetcher; `onRelease` lets go of the records' memory. */
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    /** At least one. */
+    readonly records: readonly ShareRecord<K, V>[],
+    private readonly onRelease: () => void,
+  ) {
+    this.firstOffset = records[0]!.offset;
+    this.lastOffset = records[records.length - 1]!.offset;
+    this.nextOffset = this.lastOffset + 1n;
   }
 
-  override [Symbol.iterator](): Iterator<ShareRecord<K, V>> {
+  /** How many records the batch holds. */
+  get count(): number {
+    return this.records.length;
+  }
+
+  [Symbol.iterator](): Iterator<ShareRecord<K, V>> {
     return this.records[Symbol.iterator]();
+  }
+
+  /** A cursor over the records that allocates nothing per record (see ConsumerBatch.cursor()). */
+  cursor(reuse?: BatchCursor): BatchCursor {
+    const c = reuse ?? new BatchCursor();
+    c.reset(this, null, this.records);
+    return c;
+  }
+
+  /** Keeps the batch (and its records) alive past the point where it would be released. */
+  retain(): this {
+    this.retains++;
+    return this;
+  }
+
+  /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */
+  release(): void {
+    if (this.released) return;
+    if (this.retains > 0) {
+      this.retains--;
+      return;
+    }
+    this.released = true;
+    this.onRelease();
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  /** What JSON.stringify(batch) writes: where the batch is and how many records, not their bytes (offsets as decimal strings). */
+  toJSON(): { topic: string; partition: number; count: number; firstOffset: string; lastOffset: string; nextOffset: string; released?: true } {
+    return {
+      topic: this.topic,
+      partition: this.partition,
+      count: this.count,
+      firstOffset: this.firstOffset.toString(),
+      lastOffset: this.lastOffset.toString(),
+      nextOffset: this.nextOffset.toString(),
+      ...(this.released ? { released: true as const } : {}),
+    };
+  }
+
+  /** What util.inspect and console.log show: the batch's place, offsets and size, not its records' bytes. */
+  [inspect.custom](depth: number | null, options: InspectOptionsStylized): string {
+    const fields: Record<string, unknown> = {
+      topic: this.topic,
+      partition: this.partition,
+      count: this.count,
+      firstOffset: this.firstOffset,
+      lastOffset: this.lastOffset,
+      nextOffset: this.nextOffset,
+    };
+    if (this.released) fields.released = true;
+    return inspectAs(this.constructor.name, `${this.topic}-${this.partition} ${this.count} records to ${this.nextOffset}`, fields, depth, options);
   }
 }

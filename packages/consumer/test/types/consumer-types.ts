@@ -5,6 +5,9 @@ import {
   createConsumer,
   createShareConsumer,
   type ConsumedRecord,
+  type ConsumedRecord as ConsumedRecordValue,
+  type ConsumerRecord,
+  type ConsumerRecord as ConsumerRecordValue,
   type ConsumerConfig,
   type Consumer,
   type ConsumerBatch,
@@ -83,7 +86,7 @@ export async function theTypesReachRecordsBatchesAndCallbacks(): Promise<void> {
       record.key.length;
     }
   }
-  for await (const record of consumer.records()) expectType<Equal<typeof record, ConsumedRecord<string | null, Order>>>();
+  for await (const record of consumer.records()) expectType<Equal<typeof record, ConsumerRecord<string | null, Order>>>();
   const {
     orders: [first],
   } = consumer.streams({ orders: 2 });
@@ -105,7 +108,7 @@ export function explicitGenericsStillWork(): void {
   expectType<Equal<typeof consumer, Consumer<string, Order>>>();
   // Per call, as before: records<K, V>() and run<K, V>() take their own.
   const records = consumer.records<Buffer, string>();
-  expectType<Equal<typeof records, AsyncIterable<ConsumedRecord<Buffer, string>>>>();
+  expectType<Equal<typeof records, AsyncIterable<ConsumerRecord<Buffer, string>>>>();
   void consumer.run<string, number>({
     eachMessage: async ({ message }) => {
       expectType<Equal<typeof message.value, number>>();
@@ -157,4 +160,13 @@ export function theShareConsumerToo(): void {
   });
   // @ts-expect-error: 'fenced' carries why and memberEpoch, no partitions
   share.on('fenced', (detail) => detail.partitions);
+}
+
+// ConsumedRecord, the class's old name, stays as a deprecated alias of ConsumerRecord: the same
+// type, and the same class at run time (instanceof, new), so that code written against it compiles.
+export function consumedRecordAlias(record: ConsumerRecord<string, number>): void {
+  expectType<Equal<ConsumedRecord<string, number>, ConsumerRecord<string, number>>>();
+  expectType<Equal<typeof ConsumedRecordValue, typeof ConsumerRecordValue>>();
+  const old: ConsumedRecord<string, number> = record;
+  void old;
 }

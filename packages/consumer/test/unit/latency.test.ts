@@ -1,7 +1,7 @@
 // The fetch latency window: averages and maxima over every answer, percentiles over the last 1024.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LatencyWindow } from '../../src/index.js';
+import { LatencyWindow } from '../../src/internals.js';
 
 test('before any answer every figure is 0', () => {
   assert.equal(new LatencyWindow().summary(), { count: 0, avgMs: 0, maxMs: 0, p50Ms: 0, p90Ms: 0, p99Ms: 0, window: 0 });

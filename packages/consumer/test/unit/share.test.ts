@@ -4,9 +4,10 @@
 // test/integration/share-group.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, resolveShareConfig } from '../../src/index.js';
-import { ACK, Delivery } from '../../src/share/records.js';
-import { takeSettled } from '../../src/share/session.js';
+import { ConfigError } from '../../src/index.js';
+import { resolveShareConfig } from '../../src/internals.js';
+import { ACK, Acquisition } from '../../src/share/records.js';
+import { takeSettled } from '../../src/share/fetcher.js';
 
 test('config: Java 4.4 defaults, dotted names accepted', () => {
   const c = resolveShareConfig({ bootstrapServers: 'b:9092', groupId: 'g' });
@@ -35,15 +36,15 @@ test('config: group-side settings and bad values are refused with the reason', (
   assert.throws(() => resolveShareConfig({ bootstrapServers: 'b:9092', groupId: 'g', nonsense: 1 }), /unknown configuration option/);
 });
 
-function delivery(first: bigint, acquired: number[], span: number, deadline = Date.now() + 30_000): Delivery {
-  const d = new Delivery('t\u00000', 't', 'AAAAAAAAAAAAAAAAAAAAAQ', 0, first, span, deadline, () => {});
+function acquisition(first: bigint, acquired: number[], span: number, deadline = Date.now() + 30_000): Acquisition {
+  const d = new Acquisition('t\u00000', 't', 'AAAAAAAAAAAAAAAAAAAAAQ', 0, first, span, deadline, () => {});
   for (const i of acquired) d.acquireAt(i);
   return d;
 }
 
 test('acknowledgements: consecutive offsets of one type make one batch; mixed types one type per offset; unacquired offsets split', () => {
   // Offsets 100..109 acquired except 105 (someone else's).
-  const d = delivery(100n, [0, 1, 2, 3, 4, 6, 7, 8, 9], 10);
+  const d = acquisition(100n, [0, 1, 2, 3, 4, 6, 7, 8, 9], 10);
   assert.is(d.pending, 9);
   for (const o of [100n, 101n, 102n]) assert.ok(d.settle(o, ACK.accept));
   assert.ok(d.settle(103n, ACK.release));
@@ -68,7 +69,7 @@ test('acknowledgements: consecutive offsets of one type make one batch; mixed ty
 });
 
 test('acknowledgements after the acquisition lock expired are counted, not sent (gaps are not records)', () => {
-  const d = delivery(0n, [0, 1, 2, 3], 4, Date.now() - 1);
+  const d = acquisition(0n, [0, 1, 2, 3], 4, Date.now() - 1);
   d.settle(0n, ACK.accept);
   d.settle(1n, ACK.reject);
   d.settle(2n, ACK.gap);

@@ -3,13 +3,14 @@ import type { MetadataCache } from '../cluster/metadata.js';
 import type { BrokerPool, Connection } from '../connection/index.js';
 import { decodeResponseBody } from '../connection/index.js';
 import { BrokerResponseError, CorruptRecordError, KafkaError, isKafkaError } from '../errors.js';
-import { SharedFrame } from '../fetch/fetched-partition.js';
+import { SharedFrame } from '../connection/shared-frame.js';
 import type { Logger } from '../logger.js';
-import { ReleaseOnlySettlement, type RecordContext } from '../records.js';
+import type { ShareCounters } from '../metrics/types.js';
+import type { RecordContext } from '../records/index.js';
 import type { ResolvedShareConfig } from './config.js';
-import { ACK, Delivery, PENDING, SENT, ShareBatch, ShareRecord } from './records.js';
+import { ACK, Acquisition, PENDING, SENT, ShareBatch, ShareRecord } from './records.js';
 
-/** An assigned partition, as the share session names it. */
+/** An assigned partition, as the share fetcher names it. */
 export interface SharePartitionRef {
   readonly key: string;
   readonly topic: string;
@@ -29,19 +30,8 @@ export interface ShareAcknowledgeResult {
   readonly error: KafkaError | null;
 }
 
-export interface ShareCounters {
-  fetches: number;
-  recordsAcquired: number;
-  /** Acquired with a delivery count above 1. */
-  redeliveries: number;
-  acknowledged: { accept: number; release: number; reject: number; gap: number; renew: number };
-  acknowledgementErrors: number;
-  lockExpired: number;
-  sessionResets: number;
-}
-
-/** What a session needs from its share consumer. */
-export interface SessionHost {
+/** What a share fetcher needs from its share consumer. */
+export interface ShareFetcherHost {
   readonly config: ResolvedShareConfig;
   readonly pool: BrokerPool;
   readonly bufferPool: BufferPool;
@@ -76,13 +66,13 @@ export interface AckBatch {
 }
 
 /**
- * Takes a delivery's settled slots (marking them SENT) as acknowledgement batches: consecutive
+ * Takes an acquisition's settled slots (marking them SENT) as acknowledgement batches: consecutive
  * offsets form one batch, with a single type when they share it and a type per offset when not.
  * Past the acquisition lock nothing is sent: the broker took the records back when the lock ran
  * out (and may have given them to another member), so acknowledging them now would only be
  * refused; they are counted as lockExpired instead (gaps are not counted: they were never records).
  */
-export function takeSettled(d: Delivery, now: number): { batches: AckBatch[]; records: number; lockExpired: number; byType: number[] } {
+export function takeSettled(d: Acquisition, now: number): { batches: AckBatch[]; records: number; lockExpired: number; byType: number[] } {
   const batches: AckBatch[] = [];
   const byType = [0, 0, 0, 0, 0];
   let records = 0;
@@ -129,26 +119,28 @@ interface PartitionAcks {
 }
 
 const MAX_EPOCH = 0x7fffffff;
-/** The widest span of offsets one delivery tracks (one byte each). */
+/** The widest span of offsets one acquisition tracks (one byte each). */
 const MAX_SPAN = 1 << 24;
 
 /**
- * One share session (KIP-932) with one broker: the leader of some assigned partitions. Like a
- * fetch session, it is opened with epoch 0 naming every partition, then each request adds new
- * partitions, forgets old ones and bumps the epoch; -1 closes it. Acknowledgements of records the
- * application settled ride on the next ShareFetch (as the Java client does) or, for commit and
- * close, on a ShareAcknowledge. Requests of one session are strictly one after another (`chain`),
- * so epochs follow each other on the wire.
+ * Fetches a share group's records from one broker (the leader of some assigned partitions) and
+ * acknowledges them there: the ShareFetch loop, and ShareAcknowledge for commit, renew and close,
+ * all in one share session (KIP-932) with that broker (Java's ShareConsumeRequestManager and
+ * ShareSessionHandler, for one node). Like a fetch session, the share session is opened with epoch
+ * 0 naming every partition, then each request adds new partitions, forgets old ones and bumps the
+ * epoch; -1 closes it. Acknowledgements of records the application settled ride on the next
+ * ShareFetch (as the Java client does) or, for commit and close, on a ShareAcknowledge. Requests
+ * are strictly one after another (`chain`), so epochs follow each other on the wire.
  *
- * Flow control: a session fetches again only once every record it acquired has been settled, so
+ * Flow control: a fetcher fetches again only once every record it acquired has been settled, so
  * what one member holds is bounded by one response (max.poll.records, fetch.max.bytes), and the
  * acknowledgements of a whole poll go back together.
  */
-export class ShareSession {
+export class ShareFetcher {
   private epoch = 0;
   private readonly inSession = new Map<string, SharePartitionRef>();
-  /** Deliveries with slots pending or settled-but-unsent. */
-  private readonly deliveries = new Set<Delivery>();
+  /** Acquisitions with slots pending or settled-but-unsent. */
+  private readonly acquisitions = new Set<Acquisition>();
   private chain: Promise<unknown> = Promise.resolve();
   private waiter: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -158,13 +150,13 @@ export class ShareSession {
 
   constructor(
     readonly nodeId: number,
-    private readonly host: SessionHost,
+    private readonly host: ShareFetcherHost,
   ) {}
 
-  /** Records acquired through this session not settled yet. */
+  /** Records acquired through this fetcher not settled yet. */
   get outstanding(): number {
     let n = 0;
-    for (const d of this.deliveries) n += d.pending;
+    for (const d of this.acquisitions) n += d.pending;
     return n;
   }
 
@@ -233,7 +225,7 @@ export class ShareSession {
   private takeAcks(): Map<string, PartitionAcks> {
     const out = new Map<string, PartitionAcks>();
     const now = Date.now();
-    for (const d of this.deliveries) {
+    for (const d of this.acquisitions) {
       if (d.settled === 0) continue;
       let acks = out.get(d.key);
       if (!acks) {
@@ -249,7 +241,7 @@ export class ShareSession {
       c.release += taken.byType[ACK.release]!;
       c.reject += taken.byType[ACK.reject]!;
       c.gap += taken.byType[ACK.gap]!;
-      if (d.done) this.deliveries.delete(d);
+      if (d.done) this.acquisitions.delete(d);
     }
     for (const [k, a] of out) if (a.records === 0 && a.lockExpired === 0) out.delete(k);
     return out;
@@ -292,8 +284,8 @@ export class ShareSession {
     this.inSession.clear();
     // What was acquired in the old session cannot be acknowledged in a new one: the broker
     // releases it when its lock expires, and delivers it again.
-    for (const d of this.deliveries) d.settleAll(SENT);
-    this.deliveries.clear();
+    for (const d of this.acquisitions) d.settleAll(SENT);
+    this.acquisitions.clear();
   }
 
   private async fetchOnce(): Promise<void> {
@@ -319,7 +311,7 @@ export class ShareSession {
       maxRecords: config.maxPollRecords,
       batchSize: config.maxPollRecords,
       ...(version >= 2 ? { shareAcquireMode: config.shareAcquireMode === 'record_limit' ? 1 : 0, isRenewAck: false } : {}),
-      topics: ShareSession.topics(
+      topics: ShareFetcher.topics(
         acks.values(),
         added.filter((r) => !acks.has(r.key)),
       ),
@@ -401,7 +393,7 @@ export class ShareSession {
     }
   }
 
-  /** Turns one partition's acquired records into deliveries and batches for the application. */
+  /** Turns one partition's acquired records into an acquisition and batches for the application. */
   private acquired(
     ref: SharePartitionRef,
     ranges: readonly { firstOffset: bigint; lastOffset: bigint; deliveryCount: number }[],
@@ -421,7 +413,7 @@ export class ShareSession {
       return;
     }
     const span = Number(last - first + 1n);
-    const delivery = new Delivery(ref.key, ref.topic, ref.topicId, ref.partition, first, span, deadline, (d) => {
+    const acquisition = new Acquisition(ref.key, ref.topic, ref.topicId, ref.partition, first, span, deadline, (d) => {
       if (d.pending === 0) this.wake();
     });
     const counts = new Int16Array(span);
@@ -429,15 +421,15 @@ export class ShareSession {
       const from = Number(r.firstOffset - first);
       const n = Number(r.lastOffset - r.firstOffset + 1n);
       for (let i = from; i < from + n; i++) {
-        delivery.acquireAt(i);
+        acquisition.acquireAt(i);
         counts[i] = r.deliveryCount;
       }
       host.counters.recordsAcquired += n;
       if (r.deliveryCount > 1) host.counters.redeliveries += n;
     }
-    this.deliveries.add(delivery);
+    this.acquisitions.add(acquisition);
     if (host.closing) {
-      delivery.settleAll(ACK.release);
+      acquisition.settleAll(ACK.release);
       return;
     }
     const context = host.context(ref.topic, ref.partition);
@@ -457,23 +449,23 @@ export class ShareSession {
         const base = Number(b.baseOffset - first);
         for (const r of b.records()) {
           const i = base + r.offsetDelta;
-          if (i < 0 || i >= span || delivery.types[i] !== PENDING) continue;
+          if (i < 0 || i >= span || acquisition.types[i] !== PENDING) continue;
           given[i] = 1;
-          recs.push(new ShareRecord(r, context, counts[i]!, delivery));
+          recs.push(new ShareRecord(r, context, counts[i]!, acquisition));
         }
       }
     } catch (err) {
       for (const b of wireBatches) b.release();
       // Not handed out: released, so the broker counts a delivery and (past the limit) archives it.
-      delivery.settleAll(ACK.release);
+      acquisition.settleAll(ACK.release);
       host.report(new CorruptRecordError(ref.topic, ref.partition, first, err));
       return;
     }
     // Acquired offsets with no data record: transaction markers and compacted-away offsets are
     // gaps; offsets whose batch did not come at all are released, never claimed as gaps.
     for (let i = 0; i < span; i++) {
-      if (delivery.types[i] !== PENDING || given[i] === 1) continue;
-      delivery.settle(first + BigInt(i), given[i] === 2 ? ACK.gap : ACK.release);
+      if (acquisition.types[i] !== PENDING || given[i] === 1) continue;
+      acquisition.settle(first + BigInt(i), given[i] === 2 ? ACK.gap : ACK.release);
     }
     if (recs.length === 0) {
       for (const b of wireBatches) b.release();
@@ -489,7 +481,7 @@ export class ShareSession {
     frame.retain();
     for (let i = 0; i < recs.length; i += max) {
       const slice = recs.slice(i, i + max);
-      out.push(new ShareBatch(ref.topic, ref.partition, slice, -1n, -1n, slice[slice.length - 1]!.offset + 1n, new ReleaseOnlySettlement(releaseOne)));
+      out.push(new ShareBatch(ref.topic, ref.partition, slice, releaseOne));
     }
   }
 
@@ -509,7 +501,7 @@ export class ShareSession {
       if (this.epoch === 0) return [];
       const acks = new Map<string, PartitionAcks>();
       for (const r of records) {
-        const d = r.delivery;
+        const d = r.acquisition;
         if (!d.isPending(r.offset)) continue;
         let a = acks.get(d.key);
         if (!a) acks.set(d.key, (a = { ref: { topic: d.topic, topicId: d.topicId, partition: d.partition, key: d.key }, batches: [], records: 0, lockExpired: 0 }));
@@ -519,7 +511,7 @@ export class ShareSession {
       if (acks.size === 0) return [];
       const results = await this.acknowledge(acks, this.epoch, timeoutMs, 'commit', true);
       const deadline = Date.now() + this.lockTimeoutMs;
-      for (const r of records) if (!results.some((x) => x.error && x.topic === r.topic && x.partition === r.partition)) r.delivery.deadline = Math.max(r.delivery.deadline, deadline);
+      for (const r of records) if (!results.some((x) => x.error && x.topic === r.topic && x.partition === r.partition)) r.acquisition.deadline = Math.max(r.acquisition.deadline, deadline);
       this.host.counters.acknowledged.renew += records.length;
       return results;
     });
@@ -533,7 +525,7 @@ export class ShareSession {
       if (renew && version < 2) throw new KafkaError('KWIRE_BROKER', `renewing acquisition locks needs ShareAcknowledge v2; node ${this.nodeId} offers v${version}`);
       const res = await conn.request(
         ShareAcknowledge,
-        { groupId: this.host.config.groupId, memberId: this.host.memberId, shareSessionEpoch: epoch, ...(version >= 2 ? { isRenewAck: renew } : {}), topics: ShareSession.topics(acks.values()) },
+        { groupId: this.host.config.groupId, memberId: this.host.memberId, shareSessionEpoch: epoch, ...(version >= 2 ? { isRenewAck: renew } : {}), topics: ShareFetcher.topics(acks.values()) },
         { timeoutMs },
       );
       if (epoch !== -1) this.nextEpoch();
@@ -575,15 +567,15 @@ export class ShareSession {
   }
 
   /** Releases every record not settled yet (close, or the partitions left this member). */
-  releasePending(filter?: (d: Delivery) => boolean): number {
+  releasePending(filter?: (d: Acquisition) => boolean): number {
     let n = 0;
-    for (const d of this.deliveries) if (!filter || filter(d)) n += d.settleAll(ACK.release);
+    for (const d of this.acquisitions) if (!filter || filter(d)) n += d.settleAll(ACK.release);
     return n;
   }
 
-  /** Every delivery still pending (commit in implicit mode accepts them). */
-  pendingDeliveries(): Delivery[] {
-    return [...this.deliveries].filter((d) => d.pending > 0);
+  /** Every acquisition still pending (commit in implicit mode accepts them). */
+  pendingAcquisitions(): Acquisition[] {
+    return [...this.acquisitions].filter((d) => d.pending > 0);
   }
 
   /** Resolves when the fetch loop has ended (after close()). */
