@@ -680,8 +680,8 @@ export function createConsumer(config: ConsumerConfig | Record<string, unknown>)
 }
 
 /**
- * Listeners typed by ConsumerEvents, for one event name or a union of them (see typed-events.ts);
- * the methods are EventEmitter's.
+ * Listeners typed by ConsumerEvents, for one event name or a union of them (checked by
+ * test/types/consumer-types.ts); the methods are EventEmitter's.
  */
 export interface Consumer<K, V> {
   on<E extends keyof ConsumerEvents>(event: E, listener: (...args: ConsumerEvents[E]) => void): this;

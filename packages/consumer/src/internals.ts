@@ -19,6 +19,7 @@ export { resolveShareConfig } from './share/config.js';
 // (the root exports the Assignor types, for writing one's own).
 export {
   commonRebalanceProtocol,
+  AbstractPartitionAssignor,
   RangeAssignor,
   RoundRobinAssignor,
   StickyAssignor,

@@ -322,12 +322,19 @@ class Signals {
   }
 }
 
+/** A logger whose warnings wait until the cluster was reached, or not (see heldLogger()). */
+interface HeldLogger {
+  logger: Logger;
+  /** The cluster answered (print what was held) or cannot be reached (drop it, and what follows). */
+  release(print: boolean): void;
+}
+
 /**
  * Warnings while the cluster is first reached are held: when it cannot be, the one line that says
  * so replaces them (a pool's "connection failed" with its backoff would announce a retry that the
  * CLI does not make); when it can, they are printed then (one bootstrap server of two down).
  */
-function heldLogger(base: Logger): { logger: Logger; release(print: boolean): void } {
+function heldLogger(base: Logger): HeldLogger {
   let held: (() => void)[] | undefined = [];
   let muted = false;
   const hold =
@@ -356,11 +363,101 @@ function closeOptions(failed: unknown): { timeoutMs?: number } {
   return failed instanceof UnreachableError ? { timeoutMs: 500 } : {};
 }
 
-/** The summary line, and the exit code: a signal's, else 0. */
-function finish(summary: string, progress: boolean, signals: Signals): number {
-  const code = signals.exitCode;
-  process.stderr.write(`${progress ? '\n' : ''}kwire consume: ${summary}${code !== undefined ? ` (interrupted by ${signals.signal})` : ''}\n`);
-  return code ?? 0;
+/**
+ * What both paths (partitions or a group, and a share group) do around their loop: stdout, Ctrl-C,
+ * the counts, --idle-exit-ms, and guard(), which reaches the cluster, runs the loop and closes the
+ * consumer once whatever happened.
+ */
+class Run {
+  readonly output: Output;
+  readonly signals: Signals;
+  readonly started = performance.now();
+  records = 0;
+  valueBytes = 0;
+  /** The cluster answered: from then on a close commits and leaves (see guard()). */
+  reached = false;
+  private lastRecord = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly s: Settings,
+    /** Ends the run: closes the consumer, which ends its iterator. */
+    private readonly end: () => void,
+    onSignal: () => void,
+  ) {
+    this.output = new Output(process.stdout, end);
+    this.signals = new Signals(onSignal);
+  }
+
+  /**
+   * Reaches the cluster with `start` (the first call that needs it), runs `loop`, and closes the
+   * consumer once (`close`, given the error that ended the run) whatever happened. Warnings held
+   * while the cluster is first reached are printed when it answers and dropped when it cannot be
+   * reached; Ctrl-C during the start (connecting, joining) is not a failure.
+   */
+  async guard(held: HeldLogger | undefined, start: () => Promise<unknown>, loop: () => Promise<void>, close: (failed: unknown) => Promise<void>): Promise<void> {
+    let failed: unknown;
+    try {
+      try {
+        await reach(start(), this.s.bootstrap, this.s.connectTimeout, this.signals.stopped);
+      } catch (err) {
+        held?.release(false);
+        throw err;
+      }
+      this.reached = true;
+      held?.release(true);
+      await loop();
+    } catch (err) {
+      if (this.signals.exitCode === undefined) {
+        failed = err;
+        throw err;
+      }
+    } finally {
+      clearInterval(this.idleTimer);
+      await close(failed);
+      this.signals.dispose();
+    }
+    if (this.output.error) throw new Error(`cannot write to stdout: ${this.output.error.message}`);
+  }
+
+  /** --idle-exit-ms: from now, the run ends when no batch came for that long. */
+  watchIdle(): void {
+    const idle = this.s.idle;
+    this.lastRecord = Date.now();
+    this.idleTimer = Number.isFinite(idle)
+      ? setInterval(
+          () => {
+            if (Date.now() - this.lastRecord > idle) this.end();
+          },
+          Math.min(idle, 200),
+        )
+      : undefined;
+  }
+
+  /** A batch was printed: the idle time starts again. */
+  batchDone(): void {
+    this.lastRecord = Date.now();
+  }
+
+  /** Counts one record and returns its line as --format says ('' for none); `json`: its JSON shape. */
+  line<R extends ConsumerRecord>(r: R, json: (r: R) => unknown = formatRecord): string {
+    const value = r.value as Buffer | null;
+    this.valueBytes += value?.length ?? 0;
+    if (this.s.format === 'json') return `${JSON.stringify(json(r))}\n`;
+    return this.s.format === 'value' ? `${value?.toString('utf8') ?? ''}\n` : '';
+  }
+
+  /** Seconds since the run started. */
+  get seconds(): number {
+    return (performance.now() - this.started) / 1000;
+  }
+
+  /** The summary line, and the exit code: a signal's, else 0. */
+  finish(summary: string, progress: boolean): number {
+    const code = this.signals.exitCode;
+    process.stderr.write(`${progress ? '\n' : ''}kwire consume: ${summary}${code !== undefined ? ` (interrupted by ${this.signals.signal})` : ''}\n`);
+    return code ?? 0;
+  }
 }
 
 /**
@@ -424,7 +521,7 @@ class EndWatch {
 }
 
 async function consume(s: Settings): Promise<number> {
-  const { values, props, from, max, idle, format } = s;
+  const { values, props, from, max } = s;
   const base: Logger = values.debug ? consoleLogger('debug') : consoleLogger('warn');
   const held = values.debug ? undefined : heldLogger(base);
   const topics = values.topic ?? [];
@@ -449,110 +546,89 @@ async function consume(s: Settings): Promise<number> {
     logger: held?.logger ?? base,
   });
   const c = consumer;
-  const output = new Output(process.stdout, () => void c.close());
-  let reached = false;
   // Before the cluster answered there is nothing to commit or leave: a short close.
-  const signals = new Signals(() => void c.close({ timeoutMs: reached ? CLOSE_ON_SIGNAL_MS : 500 }));
-  const started = performance.now();
-  let records = 0;
-  let valueBytes = 0;
+  const run: Run = new Run(
+    s,
+    () => void c.close(),
+    () => void c.close({ timeoutMs: run.reached ? CLOSE_ON_SIGNAL_MS : 500 }),
+  );
   let progress: NodeJS.Timeout | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
   let watch: EndWatch | undefined;
-  let failed: unknown;
-  try {
-    try {
-      await reach(consumer.connect(), s.bootstrap, s.connectTimeout, signals.stopped);
-    } catch (err) {
-      held?.release(false);
-      throw err;
-    }
-    reached = true;
-    held?.release(true);
-    if (values.group) {
-      await consumer.subscribe(values.pattern ? { pattern: new RegExp(values.pattern) } : { topics });
-    } else {
-      const partitions = values.partition?.map(Number);
-      const tps: TopicPartition[] = [];
-      for (const topic of topics) {
-        const existing = await consumer.partitionsFor(topic).catch((err: Error) => {
-          throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);
-        });
-        for (const p of partitions ?? existing) {
-          if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p} (it has ${existing.length}: 0-${existing.length - 1})`);
-          tps.push({ topic, partition: p });
+  await run.guard(
+    held,
+    () => consumer.connect(),
+    async () => {
+      if (values.group) {
+        await consumer.subscribe(values.pattern ? { pattern: new RegExp(values.pattern) } : { topics });
+      } else {
+        const partitions = values.partition?.map(Number);
+        const tps: TopicPartition[] = [];
+        for (const topic of topics) {
+          const existing = await consumer.partitionsFor(topic).catch((err: Error) => {
+            throw new Error(`topic ${topic} does not exist or is not visible to this client (${err.message})`);
+          });
+          for (const p of partitions ?? existing) {
+            if (!existing.includes(p)) throw new Error(`topic ${topic} has no partition ${p} (it has ${existing.length}: 0-${existing.length - 1})`);
+            tps.push({ topic, partition: p });
+          }
         }
+        const plan = await planStart(consumer, tps, from, reset, values['exit-at-end'] === true);
+        for (const line of plan.notices) process.stderr.write(`kwire consume: ${line}\n`);
+        await consumer.assign(tps.map((tp) => ({ ...tp, offset: plan.offsets.get(tp)! })));
+        if (values['exit-at-end']) watch = new EndWatch(consumer, plan.ends!, plan.offsets, () => void c.close());
       }
-      const plan = await planStart(consumer, tps, from, reset, values['exit-at-end'] === true);
-      for (const line of plan.notices) process.stderr.write(`kwire consume: ${line}\n`);
-      await consumer.assign(tps.map((tp) => ({ ...tp, offset: plan.offsets.get(tp)! })));
-      if (values['exit-at-end']) watch = new EndWatch(consumer, plan.ends!, plan.offsets, () => void c.close());
-    }
-
-    let lastRecord = Date.now();
-    progress = process.stderr.isTTY
-      ? setInterval(() => {
-          const t = (performance.now() - started) / 1000;
-          process.stderr.write(`\r${records} records, ${(valueBytes / 1048576).toFixed(1)} MiB, ${Math.round(records / Math.max(t, 0.001))} records/s   `);
-        }, 500)
-      : undefined;
-    idleTimer = Number.isFinite(idle)
-      ? setInterval(
-          () => {
-            if (Date.now() - lastRecord > idle) void c.close();
-          },
-          Math.min(idle, 200),
-        )
-      : undefined;
-    let out = '';
-    outer: for await (const batch of consumer) {
-      let last: ConsumerRecord | undefined;
-      for (const r of batch) {
-        const value = r.value as Buffer | null;
-        valueBytes += value?.length ?? 0;
-        if (format === 'json') out += `${JSON.stringify(formatRecord(r))}\n`;
-        else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
-        last = r;
-        if (++records >= max) {
-          // Leaving the loop gives the batch back; what was printed is finished (committed on close).
-          batch.markProcessed(r);
-          break outer;
+      progress = process.stderr.isTTY
+        ? setInterval(() => {
+            const t = run.seconds;
+            process.stderr.write(`\r${run.records} records, ${(run.valueBytes / 1048576).toFixed(1)} MiB, ${Math.round(run.records / Math.max(t, 0.001))} records/s   `);
+          }, 500)
+        : undefined;
+      run.watchIdle();
+      const { output } = run;
+      let out = '';
+      outer: for await (const batch of consumer) {
+        let last: ConsumerRecord | undefined;
+        for (const r of batch) {
+          out += run.line(r);
+          last = r;
+          if (++run.records >= max) {
+            // Leaving the loop gives the batch back; what was printed is finished (committed on close).
+            batch.markProcessed(r);
+            break outer;
+          }
+          if (out.length > 1 << 16) {
+            await output.write(out);
+            out = '';
+          }
         }
-        if (out.length > 1 << 16) {
-          await output.write(out);
-          out = '';
+        run.batchDone();
+        await output.write(out);
+        out = '';
+        if (watch && last) {
+          watch.printed(batch.topic, batch.partition, last.offset + 1n);
+          if (watch.done) {
+            batch.markProcessed(last);
+            break;
+          }
         }
+        // The reader went away (| head): stop now, without waiting for close() to end the stream.
+        if (output.gone) break;
       }
-      lastRecord = Date.now();
       await output.write(out);
-      out = '';
-      if (watch && last) {
-        watch.printed(batch.topic, batch.partition, last.offset + 1n);
-        if (watch.done) {
-          batch.markProcessed(last);
-          break;
-        }
-      }
-      // The reader went away (| head): stop now, without waiting for close() to end the stream.
-      if (output.gone) break;
-    }
-    await output.write(out);
-  } catch (err) {
-    // Ctrl-C during the start (connecting, joining): the close it caused is not a failure.
-    if (signals.exitCode === undefined) {
-      failed = err;
-      throw err;
-    }
-  } finally {
-    clearInterval(progress);
-    clearInterval(idleTimer);
-    watch?.stop();
-    await consumer.close(closeOptions(failed));
-    signals.dispose();
-  }
-  if (output.error) throw new Error(`cannot write to stdout: ${output.error.message}`);
-  const t = (performance.now() - started) / 1000;
-  return finish(`${records} records, ${valueBytes} value bytes, ${t.toFixed(2)} s, ${Math.round(records / Math.max(t, 0.001))} records/s`, progress !== undefined, signals);
+    },
+    async (failed) => {
+      clearInterval(progress);
+      watch?.stop();
+      await consumer.close(closeOptions(failed));
+    },
+  );
+  const t = run.seconds;
+  return run.finish(`${run.records} records, ${run.valueBytes} value bytes, ${t.toFixed(2)} s, ${Math.round(run.records / Math.max(t, 0.001))} records/s`, progress !== undefined);
+}
+
+/** A share record's --format json shape: a record's, with its delivery count. */
+function formatShareRecord(r: ShareRecord): FormattedRecord & { deliveryCount: number } {
+  return { ...formatRecord(r), deliveryCount: r.deliveryCount };
 }
 
 /**
@@ -563,7 +639,7 @@ async function consume(s: Settings): Promise<number> {
  * acknowledges each printed record.
  */
 async function consumeShare(s: Settings): Promise<number> {
-  const { values, props, max, idle, format } = s;
+  const { values, props, max } = s;
   const group = values['share-group']!;
   if (!group) fail('--share-group needs a group id');
   for (const option of ['group', 'partition', 'pattern', 'from', 'isolation', 'assignor', 'protocol', 'instance-id', 'commit', 'exit-at-end'] as const) {
@@ -585,65 +661,42 @@ async function consumeShare(s: Settings): Promise<number> {
     logger: held?.logger ?? base,
   });
   const c = consumer;
-  const output = new Output(process.stdout, () => void c.close());
-  const signals = new Signals(() => void c.close());
-  const started = performance.now();
-  let records = 0;
-  let valueBytes = 0;
-  let idleTimer: NodeJS.Timeout | undefined;
-  let failed: unknown;
-  try {
-    try {
-      await reach(consumer.subscribe(topics), s.bootstrap, s.connectTimeout, signals.stopped);
-    } catch (err) {
-      held?.release(false);
-      throw err;
-    }
-    held?.release(true);
-    let lastRecord = Date.now();
-    idleTimer = Number.isFinite(idle)
-      ? setInterval(
-          () => {
-            if (Date.now() - lastRecord > idle) void c.close();
-          },
-          Math.min(idle, 200),
-        )
-      : undefined;
-    let out = '';
-    outer: for await (const batch of consumer) {
-      for (const r of batch as Iterable<ShareRecord>) {
-        const value = r.value as Buffer | null;
-        valueBytes += value?.length ?? 0;
-        if (format === 'json') out += `${JSON.stringify({ ...formatRecord(r), deliveryCount: r.deliveryCount })}\n`;
-        else if (format === 'value') out += `${value?.toString('utf8') ?? ''}\n`;
-        c.acknowledge(r, ack);
-        if (++records >= max) break outer;
+  const run = new Run(
+    s,
+    () => void c.close(),
+    () => void c.close(),
+  );
+  await run.guard(
+    held,
+    () => consumer.subscribe(topics),
+    async () => {
+      run.watchIdle();
+      const { output } = run;
+      let out = '';
+      outer: for await (const batch of consumer) {
+        for (const r of batch as Iterable<ShareRecord>) {
+          out += run.line(r, formatShareRecord);
+          c.acknowledge(r, ack);
+          if (++run.records >= max) break outer;
+        }
+        run.batchDone();
+        await output.write(out);
+        out = '';
+        if (output.gone) break;
       }
-      lastRecord = Date.now();
       await output.write(out);
-      out = '';
-      if (output.gone) break;
-    }
-    await output.write(out);
-  } catch (err) {
-    if (signals.exitCode === undefined) {
-      failed = err;
-      throw err;
-    }
-  } finally {
-    clearInterval(idleTimer);
-    // The share consumer's close() takes no timeout: the same bound as closeOptions(), by a race.
-    const closing = consumer.close();
-    await (failed instanceof UnreachableError ? Promise.race([closing, new Promise((r) => setTimeout(r, 500).unref())]) : closing);
-    signals.dispose();
-  }
-  if (output.error) throw new Error(`cannot write to stdout: ${output.error.message}`);
+    },
+    async (failed) => {
+      // The share consumer's close() takes no timeout: the same bound as closeOptions(), by a race.
+      const closing = consumer.close();
+      await (failed instanceof UnreachableError ? Promise.race([closing, new Promise((r) => setTimeout(r, 500).unref())]) : closing);
+    },
+  );
   const m = consumer.metrics();
-  const t = (performance.now() - started) / 1000;
-  const code = finish(
-    `share group ${group}: ${records} records, ${valueBytes} value bytes, ${t.toFixed(2)} s; acknowledged ${m.acknowledged.accept} accept, ${m.acknowledged.release} release, ${m.acknowledged.reject} reject${m.lockExpired ? `, ${m.lockExpired} lock expired` : ''}${m.acknowledgementErrors ? `, ${m.acknowledgementErrors} refused` : ''}`,
+  const t = run.seconds;
+  const code = run.finish(
+    `share group ${group}: ${run.records} records, ${run.valueBytes} value bytes, ${t.toFixed(2)} s; acknowledged ${m.acknowledged.accept} accept, ${m.acknowledged.release} release, ${m.acknowledged.reject} reject${m.lockExpired ? `, ${m.lockExpired} lock expired` : ''}${m.acknowledgementErrors ? `, ${m.acknowledgementErrors} refused` : ''}`,
     false,
-    signals,
   );
   return m.acknowledgementErrors && code === 0 ? 1 : code;
 }

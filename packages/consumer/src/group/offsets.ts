@@ -63,13 +63,18 @@ export class OffsetStore {
     return this.metadata.topics.get(topic)?.topicId ?? ZERO_UUID;
   }
 
+  /** OffsetFetch and OffsetCommit v10+ name topics by id only: v9 at most while one id is unknown. */
+  private version(supported: number, topics: Iterable<string>): number {
+    for (const t of topics) if (this.topicId(t) === ZERO_UUID) return Math.min(supported, 9);
+    return supported;
+  }
+
   /** Committed offsets of these partitions (null where nothing is committed). */
   async fetch(partitions: readonly TopicPartition[], identity: CommitIdentity): Promise<Map<string, CommittedOffset | null>> {
     const byTopic = groupByTopic(partitions);
     for (let attempt = 0; ; attempt++) {
       const conn = await this.coordinator.connection();
-      let version = conn.version(OffsetFetch);
-      if ([...byTopic.keys()].some((t) => this.topicId(t) === ZERO_UUID)) version = Math.min(version, 9);
+      const version = this.version(conn.version(OffsetFetch), byTopic.keys());
       let res;
       try {
         res = await conn.request(
@@ -136,8 +141,7 @@ export class OffsetStore {
           ErrorCode.REBALANCE_IN_PROGRESS,
           offsets.map((o) => ({ topic: o.topic, partition: o.partition })),
         );
-      let version = conn.version(OffsetCommit);
-      if ([...byTopic.keys()].some((t) => this.topicId(t) === ZERO_UUID)) version = Math.min(version, 9);
+      const version = this.version(conn.version(OffsetCommit), byTopic.keys());
       let res;
       try {
         res = await conn.request(

@@ -119,8 +119,8 @@ export class ShareRecord<K = unknown, V = unknown> extends ConsumerRecord<K, V> 
  * ConsumerBatch has), only its memory to release, under the same lifetime rule as ConsumerRecord.
  */
 export class ShareBatch<K = unknown, V = unknown> implements Iterable<ShareRecord<K, V>> {
-  private retains = 0;
-  private released = false;
+  /** The consumer's own hold plus one per retain(): the records' memory goes when the last is let go. */
+  private holds = 1;
   /** The offsets of the first and last record, and the one after the last (read once: see toJSON). */
   readonly firstOffset: bigint;
   readonly lastOffset: bigint;
@@ -157,23 +157,17 @@ export class ShareBatch<K = unknown, V = unknown> implements Iterable<ShareRecor
 
   /** Keeps the batch (and its records) alive past the point where it would be released. */
   retain(): this {
-    this.retains++;
+    if (this.holds > 0) this.holds++;
     return this;
   }
 
   /** Lets the batch go: the last release (one per retain, plus the consumer's own) frees it. */
   release(): void {
-    if (this.released) return;
-    if (this.retains > 0) {
-      this.retains--;
-      return;
-    }
-    this.released = true;
-    this.onRelease();
+    if (this.holds > 0 && --this.holds === 0) this.onRelease();
   }
 
   get isReleased(): boolean {
-    return this.released;
+    return this.holds === 0;
   }
 
   /** What JSON.stringify(batch) writes: where the batch is and how many records, not their bytes (offsets as decimal strings). */
@@ -185,7 +179,7 @@ export class ShareBatch<K = unknown, V = unknown> implements Iterable<ShareRecor
       firstOffset: this.firstOffset.toString(),
       lastOffset: this.lastOffset.toString(),
       nextOffset: this.nextOffset.toString(),
-      ...(this.released ? { released: true as const } : {}),
+      ...(this.holds === 0 ? { released: true as const } : {}),
     };
   }
 
@@ -199,7 +193,7 @@ export class ShareBatch<K = unknown, V = unknown> implements Iterable<ShareRecor
       lastOffset: this.lastOffset,
       nextOffset: this.nextOffset,
     };
-    if (this.released) fields.released = true;
+    if (this.holds === 0) fields.released = true;
     return inspectAs(this.constructor.name, `${this.topic}-${this.partition} ${this.count} records to ${this.nextOffset}`, fields, depth, options);
   }
 }

@@ -1,6 +1,5 @@
 // `kwire conformance DIR|PCAP`: the conformance runner over capture folders and tcpdump files.
-import { parseArgs } from 'node:util';
-import { brokerPorts, onePath, usageError } from './args.js';
+import { pathArgs } from './args.js';
 import { formatMarkdownTable, formatReport } from '../conformance/table.js';
 import { runToolsConformance } from '../conformance/inputs.js';
 
@@ -25,28 +24,14 @@ Exit code: 0 when everything passed, 1 on any failure, 2 for bad usage.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        'require-full-coverage': { type: 'boolean' },
-        verbose: { type: 'boolean' },
-        markdown: { type: 'boolean' },
-        json: { type: 'boolean' },
-        port: { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    return usageError('conformance', err, USAGE);
-  }
-  const { values, positionals } = parsed;
-  const path = onePath('conformance', values.help, positionals, USAGE);
-  if (typeof path === 'number') return path;
-  const ports = brokerPorts('conformance', values.port);
-  if (ports === 2) return 2;
+  const args = pathArgs('conformance', argv, USAGE, {
+    'require-full-coverage': { type: 'boolean' },
+    verbose: { type: 'boolean' },
+    markdown: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (typeof args === 'number') return args;
+  const { values, path, ports } = args;
   const report = runToolsConformance(path, {
     ...(values['require-full-coverage'] ? { requireFullCoverage: true } : {}),
     ...(ports ? { ports } : {}),

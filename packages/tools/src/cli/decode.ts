@@ -1,7 +1,6 @@
 // `kwire decode CAPTURE|PCAP [--api NAME] [--json]`: every frame of a capture as one line.
 import { basename, relative } from 'node:path';
-import { parseArgs } from 'node:util';
-import { brokerPorts, onePath, usageError } from './args.js';
+import { pathArgs } from './args.js';
 import { findInputs } from '../conformance/inputs.js';
 import { type Conversation, type DecodedFrame, decodeConversation, summarize } from '../decode/decoder.js';
 import { readSource } from '../sources.js';
@@ -35,27 +34,13 @@ function line(f: DecodedFrame): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        api: { type: 'string' },
-        conn: { type: 'string' },
-        json: { type: 'boolean' },
-        port: { type: 'string', multiple: true },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    return usageError('decode', err, USAGE);
-  }
-  const { values, positionals } = parsed;
-  const path = onePath('decode', values.help, positionals, USAGE);
-  if (typeof path === 'number') return path;
-  const ports = brokerPorts('decode', values.port);
-  if (ports === 2) return 2;
+  const args = pathArgs('decode', argv, USAGE, {
+    api: { type: 'string' },
+    conn: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (typeof args === 'number') return args;
+  const { values, path, ports } = args;
   // A folder of captures (test-fixtures/) decodes each capture and pcap file under it in turn.
   const { captures, pcaps } = findInputs(path);
   const inputs = captures.length + pcaps.length === 0 ? [path] : [...captures, ...pcaps];

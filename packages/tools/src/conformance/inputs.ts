@@ -3,14 +3,14 @@
 // scratch folder that mirrors DIR, next to links to DIR's own capture folders, so one run of the
 // runner checks both and reports them under their paths in DIR. A pcap file's manifest is the
 // manifest.json beside it (in a folder that is not itself a capture).
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { ALL_API_DEFINITIONS } from '@kwire/protocol/all-apis';
 import { INDEX_FILE, MANIFEST_FILE, SUITE_FILE } from '../capture/format.js';
 import { pcapConversations, type PcapOptions } from '../pcap/conversations.js';
 import { writeCapture } from '../pcap/to-capture.js';
-import { type ConformanceOptions, type ConformanceReport, runConformance } from './runner.js';
+import { type ConformanceOptions, type ConformanceReport, runConformance, walkCaptures } from './runner.js';
 
 export const PCAP_EXTENSIONS = ['.pcap', '.pcapng', '.cap'];
 
@@ -20,33 +20,13 @@ export function isPcapFile(path: string): boolean {
 
 /** Capture folders and pcap files under root (root itself when it is one). */
 export function findInputs(root: string): { captures: string[]; pcaps: string[] } {
-  const captures: string[] = [];
   const pcaps: string[] = [];
-  const walk = (dir: string) => {
-    if (existsSync(join(dir, INDEX_FILE))) {
-      captures.push(dir);
-      return;
-    }
-    let entries: string[];
-    try {
-      entries = readdirSync(dir).sort();
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.startsWith('.') || e === 'node_modules') continue;
-      const p = join(dir, e);
-      try {
-        if (statSync(p).isDirectory()) walk(p);
-        else if (isPcapFile(p)) pcaps.push(p);
-      } catch {
-        // vanished or unreadable: not an input
-      }
-    }
+  const onFile = (p: string) => {
+    if (isPcapFile(p)) pcaps.push(p);
   };
-  if (statSync(root).isDirectory()) walk(root);
-  else if (isPcapFile(root)) pcaps.push(root);
-  return { captures, pcaps };
+  if (statSync(root).isDirectory()) return { captures: walkCaptures(root, onFile), pcaps };
+  onFile(root);
+  return { captures: [], pcaps };
 }
 
 export interface ToolsConformanceOptions extends Omit<ConformanceOptions, 'definitions'>, PcapOptions {}

@@ -98,29 +98,34 @@ export interface ConformanceReport {
 
 /** Capture folders under root (root itself when it is one): folders holding index.jsonl. */
 export function findCaptures(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    if (existsSync(join(dir, INDEX_FILE))) {
-      out.push(dir);
-      return;
-    }
-    let entries: string[];
+  return walkCaptures(root);
+}
+
+/**
+ * Capture folders under the folder `dir` (itself when it is one), in name order, not looking inside
+ * them, nor into hidden folders and node_modules; every other file is shown to `onFile`.
+ */
+export function walkCaptures(dir: string, onFile: (path: string) => void = () => {}, out: string[] = []): string[] {
+  if (existsSync(join(dir, INDEX_FILE))) {
+    out.push(dir);
+    return out;
+  }
+  let entries: string[];
+  try {
+    entries = readdirSync(dir).sort();
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (e.startsWith('.') || e === 'node_modules') continue;
+    const p = join(dir, e);
     try {
-      entries = readdirSync(dir).sort();
+      if (statSync(p).isDirectory()) walkCaptures(p, onFile, out);
+      else onFile(p);
     } catch {
-      return;
+      // A file or folder that vanished or cannot be read: not an input.
     }
-    for (const e of entries) {
-      if (e.startsWith('.') || e === 'node_modules') continue;
-      const p = join(dir, e);
-      try {
-        if (statSync(p).isDirectory()) walk(p);
-      } catch {
-        // A folder that vanished or cannot be read: not a capture.
-      }
-    }
-  };
-  walk(root);
+  }
   return out;
 }
 

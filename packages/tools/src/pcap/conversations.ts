@@ -35,36 +35,42 @@ function port(endpoint: string): number {
   return Number(endpoint.slice(endpoint.lastIndexOf(':') + 1));
 }
 
-/** Request frames from `start` to the end: all decode? Returns their correlation ids, or undefined. */
-function requestChain(bytes: Buffer, start: number): { ids: number[]; end: number } | undefined {
+/**
+ * The whole frames from `start` to the end (a partial one allowed last, where the capture stopped):
+ * the correlation id `idOf` reads from each, and where the last whole one ends. Undefined when
+ * there is none, when a size is not plausible (below `minSize`, or huge), or when `idOf` refuses a
+ * frame (returns undefined).
+ */
+function frameChain(bytes: Buffer, start: number, minSize: number, idOf: (at: number, size: number) => number | undefined): { ids: number[]; end: number } | undefined {
   const ids: number[] = [];
   let at = start;
   while (bytes.length - at >= 4) {
     const size = bytes.readInt32BE(at);
-    if (size < 8 || size > MAX_PLAUSIBLE_FRAME) return undefined;
+    if (size < minSize || size > MAX_PLAUSIBLE_FRAME) return undefined;
     if (bytes.length - at - 4 < size) break;
-    try {
-      ids.push(decodeRequestFrame(bytes.subarray(at, at + 4 + size), ALL_API_DEFINITIONS).correlationId);
-    } catch {
-      return undefined;
-    }
+    const id = idOf(at, size);
+    if (id === undefined) return undefined;
+    ids.push(id);
     at += 4 + size;
   }
   return ids.length > 0 ? { ids, end: at } : undefined;
 }
 
+/** Request frames from `start` to the end: all decode? Returns their correlation ids, or undefined. */
+function requestChain(bytes: Buffer, start: number): { ids: number[]; end: number } | undefined {
+  return frameChain(bytes, start, 8, (at, size) => {
+    try {
+      return decodeRequestFrame(bytes.subarray(at, at + 4 + size), ALL_API_DEFINITIONS).correlationId;
+    } catch {
+      return undefined;
+    }
+  });
+}
+
 /** Response frames from `start` to the end: a chain whose correlation ids fit the requests'. */
 function responseChain(bytes: Buffer, start: number, requestIds: number[]): { ids: number[] } | undefined {
-  const ids: number[] = [];
-  let at = start;
-  while (bytes.length - at >= 4) {
-    const size = bytes.readInt32BE(at);
-    if (size < 4 || size > MAX_PLAUSIBLE_FRAME) return undefined;
-    if (bytes.length - at - 4 < size) break;
-    ids.push(bytes.readInt32BE(at + 4));
-    at += 4 + size;
-  }
-  if (ids.length === 0) return undefined;
+  const ids = frameChain(bytes, start, 4, (at) => bytes.readInt32BE(at + 4))?.ids;
+  if (ids === undefined) return undefined;
   // Past the answers to requests sent before the capture, the ids follow the requests in order
   // (some requests, acks=0 Produce, get none).
   const first = ids.findIndex((id) => requestIds.includes(id));

@@ -1,7 +1,7 @@
 // Helpers shared by the assignors: Java's orderings (string comparison, member order, and the
 // iteration order of java.util.HashMap/HashSet, which the sticky assignors' tie-breaks depend
 // on), and the normalisation of the leader's input.
-import type { AssignmentContext, MemberAssignment, MemberSubscription, TopicPartition } from './types.js';
+import type { AssignmentContext, Assignor, MemberAssignment, MemberSubscription, TopicPartition } from './types.js';
 
 /** Java's String.compareTo sign: UTF-16 code units, which is what JS relational operators compare. */
 export function compareStrings(a: string, b: string): number {
@@ -190,4 +190,30 @@ export function sortedResult(members: readonly MemberSubscription[], lists: Read
     out.set(m.memberId, { partitions: list.map((tp) => ({ topic: tp.topic, partition: tp.partition })).sort(compareTopicPartitions), userData: null });
   }
   return out;
+}
+
+/**
+ * The base of the eager assignors that send no user data and deal partitions from the members'
+ * topics and the partition counts alone (range, roundrobin): Java's AbstractPartitionAssignor.
+ * It collects the counts of the topics that take part (subscribedPartitionCounts) and an empty
+ * list for every member, and returns the lists sorted.
+ */
+export abstract class AbstractPartitionAssignor implements Assignor {
+  abstract readonly name: string;
+  readonly rebalanceProtocol = 'eager' as const;
+  readonly version = 0;
+
+  subscriptionUserData(): Buffer | null {
+    return null;
+  }
+
+  assign(ctx: AssignmentContext): Map<string, MemberAssignment> {
+    const lists = new Map<string, TopicPartition[]>();
+    for (const m of ctx.members) lists.set(m.memberId, []);
+    this.assignPartitions(subscribedPartitionCounts(ctx), ctx, lists);
+    return sortedResult(ctx.members, lists);
+  }
+
+  /** Deals the partitions: appends to `lists` (member id to partitions, one per member). */
+  protected abstract assignPartitions(partitionsPerTopic: ReadonlyMap<string, number>, ctx: AssignmentContext, lists: Map<string, TopicPartition[]>): void;
 }

@@ -18,6 +18,7 @@ export {
   type SubscriptionContext,
   type TopicPartition,
 } from './types.js';
+export { AbstractPartitionAssignor } from './common.js';
 export { RangeAssignor } from './range.js';
 export { RoundRobinAssignor } from './round-robin.js';
 export { StickyAssignor, encodeStickyUserData, decodeStickyUserData } from './sticky.js';

@@ -12,8 +12,8 @@
 // member takes, up to its per-topic quota, partitions with a replica in its rack; topics with the
 // same subscribers and partition count are matched together, partition number by partition
 // number, so that co-partitioning survives. The plain pass then places the rest.
-import { compareMembers, memberRack, replicaRacks, sortedResult, subscribedPartitionCounts, useRackAwareAssignment } from './common.js';
-import type { AssignmentContext, Assignor, MemberAssignment, MemberSubscription, TopicPartition } from './types.js';
+import { AbstractPartitionAssignor, compareMembers, memberRack, replicaRacks, useRackAwareAssignment } from './common.js';
+import type { AssignmentContext, MemberSubscription, TopicPartition } from './types.js';
 
 /** One topic's assignment in progress (Java's TopicAssignmentState). */
 class TopicState {
@@ -81,22 +81,12 @@ class TopicState {
   }
 }
 
-export class RangeAssignor implements Assignor {
+export class RangeAssignor extends AbstractPartitionAssignor {
   readonly name = 'range';
-  readonly rebalanceProtocol = 'eager' as const;
-  readonly version = 0;
 
-  subscriptionUserData(): Buffer | null {
-    return null;
-  }
-
-  assign(ctx: AssignmentContext): Map<string, MemberAssignment> {
-    const counts = subscribedPartitionCounts(ctx);
-    const lists = new Map<string, TopicPartition[]>();
-    for (const m of ctx.members) lists.set(m.memberId, []);
-
+  protected assignPartitions(partitionsPerTopic: ReadonlyMap<string, number>, ctx: AssignmentContext, lists: Map<string, TopicPartition[]>): void {
     const states: TopicState[] = [];
-    for (const [topic, n] of counts) {
+    for (const [topic, n] of partitionsPerTopic) {
       const subscribers = ctx.members.filter((m) => m.topics.includes(topic));
       states.push(new TopicState(topic, n, subscribers, ctx));
     }
@@ -137,7 +127,6 @@ export class RangeAssignor implements Assignor {
       }
     }
     for (const s of states) assignRanges(s, () => true);
-    return sortedResult(ctx.members, lists);
   }
 
   /**

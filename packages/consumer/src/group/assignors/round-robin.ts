@@ -5,28 +5,19 @@
 // then dynamic members by member id); a member not subscribed to a partition's topic is skipped
 // and the deal continues from the next one. With identical subscriptions the counts differ by at
 // most one; with different subscriptions they can be uneven (no rebalancing pass). No racks.
-import { compareMembers, compareStrings, sortedResult, subscribedPartitionCounts } from './common.js';
-import type { AssignmentContext, Assignor, MemberAssignment, TopicPartition } from './types.js';
+import { AbstractPartitionAssignor, compareMembers, compareStrings } from './common.js';
+import type { AssignmentContext, TopicPartition } from './types.js';
 
-export class RoundRobinAssignor implements Assignor {
+export class RoundRobinAssignor extends AbstractPartitionAssignor {
   readonly name = 'roundrobin';
-  readonly rebalanceProtocol = 'eager' as const;
-  readonly version = 0;
 
-  subscriptionUserData(): Buffer | null {
-    return null;
-  }
-
-  assign(ctx: AssignmentContext): Map<string, MemberAssignment> {
-    const counts = subscribedPartitionCounts(ctx);
+  protected assignPartitions(partitionsPerTopic: ReadonlyMap<string, number>, ctx: AssignmentContext, lists: Map<string, TopicPartition[]>): void {
     const circle = [...ctx.members].sort(compareMembers);
-    const lists = new Map<string, TopicPartition[]>();
-    for (const m of ctx.members) lists.set(m.memberId, []);
-    if (circle.length === 0) return new Map();
+    if (circle.length === 0) return;
 
     let next = 0;
-    for (const topic of [...counts.keys()].sort(compareStrings)) {
-      const n = counts.get(topic)!;
+    for (const topic of [...partitionsPerTopic.keys()].sort(compareStrings)) {
+      const n = partitionsPerTopic.get(topic)!;
       for (let p = 0; p < n; p++) {
         // Some member is subscribed (the topic came from a subscription), so this ends.
         while (!circle[next]!.topics.includes(topic)) next = (next + 1) % circle.length;
@@ -34,6 +25,5 @@ export class RoundRobinAssignor implements Assignor {
         next = (next + 1) % circle.length;
       }
     }
-    return sortedResult(ctx.members, lists);
   }
 }
