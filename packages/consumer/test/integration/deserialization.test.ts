@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { describeGroupOffsets } from '@kwire/broker';
 import { DeserializationError, type Consumer, type ConsumerBatch } from '../../src/index.js';
-import { kafkaSuite, within, settlesWithin } from '@kwire/testkit';
+import { capturingLogger, kafkaSuite, within, settlesWithin } from '@kwire/testkit';
 
 const run = Date.now().toString(36);
 
@@ -28,7 +28,8 @@ async function poisoned(name: string): Promise<string> {
 test("'stop' (default): the records before the bad one, then a DeserializationError with its place; paused, nothing committed past it; seek past and resume", async () => {
   const topic = await poisoned('deser-stop');
   const groupId = `g-${topic}`;
-  const c = member(groupId);
+  const { logger, lines } = capturingLogger();
+  const c = member(groupId, { logger });
   await c.subscribe({ topics: [topic] });
   const it = c[Symbol.asyncIterator]();
   const first = (await settlesWithin(it.next(), 30_000, 'the first batch')).value as ConsumerBatch;
@@ -48,6 +49,11 @@ test("'stop' (default): the records before the bad one, then a DeserializationEr
   assert.equal([e.topic, e.partition, e.offset, e.part, e.code], [topic, 0, 2n, 'value', 'KWIRE_DESERIALIZATION']);
   assert.instance(e.cause, SyntaxError);
   assert.equal(c.paused(), [{ topic, partition: 0 }], 'the partition is stopped');
+  // Said where a user sees it (the default logger writes warn to stderr), with the way out.
+  const said = lines.filter((l) => l.startsWith('warn ') && l.includes('does not deserialize'));
+  assert.is(said.length, 1, `one warning: ${lines.join('; ')}`);
+  assert.match(said[0]!, /seek past it, then resume/);
+  assert.match(said[0]!, /"offset":"2"/);
   await c.commitSync();
   const rows = await describeGroupOffsets(env.kafka, groupId);
   assert.is(rows[0]?.committed, 2n, 'committed up to the bad record, not past it (ConsumerGroupCommand)');
