@@ -187,54 +187,49 @@ function runSuite(name, nodeBin, dir, env, timeoutMs, { pattern = '\\.test\\.js$
 }
 
 /**
- * The house rules (biome.jsonc): the tree formatted as Biome formats it and no lint error. One
- * result line, "1 passed" or "1 failed" with Biome's own report above it.
+ * One check of the tree as a suite of one: runs `command`, prints its own report and one result
+ * line, "1 passed" or "1 failed", and on failure says what to do.
  */
-function houseRules() {
-  process.stdout.write('\n== format and lint (biome ci)\n');
+function check({ name, short, command, args, note, failure }) {
+  process.stdout.write(`\n== ${name}\n`);
   const started = Date.now();
-  const r = spawnSync(join(root, 'node_modules/.bin/biome'), ['ci', '--max-diagnostics=30', '.'], { cwd: root, encoding: 'utf8' });
-  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}`);
+  const r = spawnSync(command, args, { cwd: root, encoding: 'utf8' });
+  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : ''}`);
   const ok = r.status === 0;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`== format and lint: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
-  results.push({
+  process.stdout.write(`== ${short}: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
+  results.push({ name, passed: ok ? 1 : 0, failed: ok ? 0 : 1, skipped: 0, note: ok ? undefined : note, failures: ok ? [] : [failure] });
+}
+
+/** The house rules (biome.jsonc): the tree formatted as Biome formats it and no lint error. */
+function houseRules() {
+  check({
     name: 'format and lint (biome ci)',
-    passed: ok ? 1 : 0,
-    failed: ok ? 0 : 1,
-    skipped: 0,
-    note: ok ? undefined : 'run `npx biome format --write .` and fix the lint errors shown',
-    failures: ok ? [] : ['biome ci: the tree is not formatted, or a lint rule failed'],
+    short: 'format and lint',
+    command: join(root, 'node_modules/.bin/biome'),
+    args: ['ci', '--max-diagnostics=30', '.'],
+    note: 'run `npx biome format --write .` and fix the lint errors shown',
+    failure: 'biome ci: the tree is not formatted, or a lint rule failed',
   });
 }
 
 /**
  * The architecture rules (.dependency-cruiser.cjs): no import circles, which workspace package may
  * import which, @kwire/consumer's layers. Cruises every package's src (the compiled packages it
- * imports are looked up in dist, so this runs after the build). One result line, as biome's.
+ * imports are looked up in dist, so this runs after the build).
  */
 function architectureRules() {
-  process.stdout.write('\n== architecture rules (dependency-cruiser)\n');
-  const started = Date.now();
   const sources = readdirSync(join(root, 'packages'))
     .sort()
     .map((p) => join('packages', p, 'src'))
     .filter((dir) => existsSync(join(root, dir)));
-  const r = spawnSync(process.execPath, [join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), '--config', '.dependency-cruiser.cjs', '--output-type', 'err-long', ...sources], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : ''}`);
-  const ok = r.status === 0;
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`== architecture rules: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
-  results.push({
+  check({
     name: 'architecture rules (dependency-cruiser)',
-    passed: ok ? 1 : 0,
-    failed: ok ? 0 : 1,
-    skipped: 0,
-    note: ok ? undefined : 'each violation above names its rule; the rules and why are in .dependency-cruiser.cjs',
-    failures: ok ? [] : ['dependency-cruiser: an import breaks a rule of .dependency-cruiser.cjs'],
+    short: 'architecture rules',
+    command: process.execPath,
+    args: [join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), '--config', '.dependency-cruiser.cjs', '--output-type', 'err-long', ...sources],
+    note: 'each violation above names its rule; the rules and why are in .dependency-cruiser.cjs',
+    failure: 'dependency-cruiser: an import breaks a rule of .dependency-cruiser.cjs',
   });
 }
 
@@ -242,23 +237,16 @@ function architectureRules() {
  * The API reports (scripts/api-report.mjs, api-extractor.json): every entry point of the published
  * packages must export what its checked-in packages/<pkg>/etc/*.api.md says, so that a change of a
  * public surface fails here until the report is updated (`node scripts/api-report.mjs --update`)
- * and shows in review. Reads the compiled .d.ts: runs after the build. One result line, as biome's.
+ * and shows in review. Reads the compiled .d.ts: runs after the build.
  */
 function apiReports() {
-  process.stdout.write('\n== API reports (api-extractor)\n');
-  const started = Date.now();
-  const r = spawnSync(process.execPath, [join(root, 'scripts/api-report.mjs')], { cwd: root, encoding: 'utf8' });
-  process.stdout.write(`${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? `${r.error.message}\n` : ''}`);
-  const ok = r.status === 0;
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`== API reports: ${ok ? '1 passed, 0 failed' : '0 passed, 1 failed'} in ${seconds} s\n`);
-  results.push({
+  check({
     name: 'API reports (api-extractor)',
-    passed: ok ? 1 : 0,
-    failed: ok ? 0 : 1,
-    skipped: 0,
-    note: ok ? undefined : 'a public surface changed: `node scripts/api-report.mjs --update`, then review and commit packages/*/etc/*.api.md',
-    failures: ok ? [] : ['api-extractor: an entry point no longer matches its API report'],
+    short: 'API reports',
+    command: process.execPath,
+    args: [join(root, 'scripts/api-report.mjs')],
+    note: 'a public surface changed: `node scripts/api-report.mjs --update`, then review and commit packages/*/etc/*.api.md',
+    failure: 'api-extractor: an entry point no longer matches its API report',
   });
 }
 

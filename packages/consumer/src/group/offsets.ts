@@ -44,8 +44,6 @@ export class CommitFailedError extends BrokerResponseError {
   }
 }
 
-const key = tpKey;
-
 /**
  * Committed offsets of one group, read and written on its coordinator: OffsetFetch (v8+, the
  * batched form; v10 by topic id when every id is known, else v9) and OffsetCommit (v8+; v10 by
@@ -115,7 +113,7 @@ export class OffsetStore {
         if (name === undefined) continue;
         for (const p of t.partitions) {
           if (p.errorCode !== 0) throw new BrokerResponseError(p.errorCode, `OffsetFetch ${name}-${p.partitionIndex}`);
-          out.set(key(name, p.partitionIndex), p.committedOffset < 0n ? null : { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.metadata });
+          out.set(tpKey(name, p.partitionIndex), p.committedOffset < 0n ? null : { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.metadata });
         }
       }
       return out;
