@@ -67,7 +67,7 @@ const LAYERS = [
   {
     name: 'delivery',
     why: 'message streams, which stream a partition feeds, and run(): records from fetch to the application',
-    paths: ['streams.ts', 'stream-router.ts', 'run.ts'],
+    paths: ['streams.ts', 'stream-router.ts', 'run.ts', 'run/'],
   },
   {
     name: 'consumer',

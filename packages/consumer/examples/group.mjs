@@ -27,10 +27,16 @@ await consumer.subscribe({ topics: [topic] });
 
 let handled = 0;
 let failures = 0;
+let printed = false;
 let closing;
 const running = consumer.run({
+  // Partitions are handled concurrently (up to maxConcurrency records at once, default 64), each
+  // partition's records one at a time in order (ordering 'partition', the default).
   eachMessage: async ({ partition, message }) => {
-    if (handled === 0) console.log(message); // topic, partition, offset, timestamp, key, value, headers
+    if (!printed) {
+      printed = true;
+      console.log(message); // topic, partition, offset, timestamp, key, value, headers
+    }
     // Offset 500 of each partition fails once: a warning is logged and the record comes again.
     if (message.offset === 500n && failures < 3) {
       failures++;

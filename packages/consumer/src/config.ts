@@ -52,11 +52,20 @@ export interface DeserializerContext {
   headers: readonly { key: string; value: Buffer | null }[];
 }
 
+/** A partition's committed position, as interceptors see it. */
+export interface CommittedPosition {
+  topic: string;
+  partition: number;
+  offset: bigint;
+  /** The records finished beyond the offset (run() with maxConcurrency; finished-metadata.ts), or null. */
+  metadata?: string | null;
+}
+
 export interface ConsumerInterceptor {
   /** Called with each batch before the application sees it; may return a filtered list of records. */
   onConsume?(records: readonly unknown[], context: { topic: string; partition: number }): readonly unknown[] | void;
   /** Called after offsets are committed (groups). */
-  onCommit?(offsets: { topic: string; partition: number; offset: bigint }[]): void;
+  onCommit?(offsets: CommittedPosition[]): void;
   close?(): void;
 }
 
@@ -154,6 +163,13 @@ export interface ConsumerConfig {
    */
   yieldIntervalMs?: number;
   /**
+   * The most bytes of metadata a commit carries (default 4096, the broker's offset.metadata.max.bytes;
+   * set it to the broker's value if that was changed). run() with maxConcurrency writes there the
+   * records finished beyond the commit point, and keeps a partition's unfinished span within what
+   * fits (at 4096: 24,000 offsets).
+   */
+  commitMetadataMaxBytes?: number;
+  /**
    * The most one record batch may decompress to (default 64 MiB). A batch over it fails its
    * partition with a CorruptRecordError naming this option; the memory is never taken.
    */
@@ -205,6 +221,7 @@ export const KWIRE_OPTIONS: readonly string[] = [
   'maxBufferedBytesPerPartition',
   'maxBufferedBytes',
   'yieldIntervalMs',
+  'commitMetadataMaxBytes',
   'groupProtocolFallback',
   'logger',
   'deserializationErrorPolicy',
@@ -267,6 +284,7 @@ export interface ResolvedConfig {
   maxBufferedBytesPerPartition: number;
   maxBufferedBytes: number;
   yieldIntervalMs: number;
+  commitMetadataMaxBytes: number;
   maxDecompressedBytes: number;
   logger: Logger;
 }
@@ -430,6 +448,8 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     maxBufferedBytesPerPartition: integer(config, 'maxBufferedBytesPerPartition', 4 * maxPartitionFetchBytes, 1),
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
     yieldIntervalMs: integer(config, 'yieldIntervalMs', 1, 0, 1_000),
+    // Room for the header and a few offsets at least (finished-metadata.ts).
+    commitMetadataMaxBytes: integer(config, 'commitMetadataMaxBytes', 4096, 64, 1 << 20),
     maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
     logger: (config.logger as Logger | undefined) ?? defaultLogger,
   };

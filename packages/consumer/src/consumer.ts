@@ -16,7 +16,9 @@ import { remaining, settledBy } from './deadline.js';
 import type { GroupEventDetails, GroupEventName } from './group/membership.js';
 import type { CommittedOffset, OffsetToCommit } from './group/offsets.js';
 import { Fetcher, type PositionChange } from './fetch/fetcher.js';
-import { tpKey, type ResetTarget } from './state/partition-state.js';
+import { tpKey, type PartitionState, type ResetTarget } from './state/partition-state.js';
+import { maxSpan } from './group/finished-metadata.js';
+import { RunStats } from './run/run-stats.js';
 import { SubscriptionState } from './state/subscription-state.js';
 import { ConsumerBatch, DerivedSettlement, type ConsumedRecord } from './records/index.js';
 import { startRun, type InFlightRecord, type RunHandle, type RunOptions } from './run.js';
@@ -85,6 +87,8 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   private assignedOffsets: AssignedOffsets | undefined;
   /** The run() under way, if any: one at a time. */
   private running: RunHandle | undefined;
+  /** run()'s counters, across runs. */
+  private readonly runStats = new RunStats();
   private manual = false;
   private closing: Promise<CloseResult> | undefined;
   private closed = false;
@@ -210,7 +214,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       const c = committed.get(key);
       if (c) {
         this.subscriptions.seek(state, c.offset, c.leaderEpoch);
-        this.assignedOffsets?.noteCommitted(a, c.offset);
+        this.assignedOffsets?.restore(state, c);
       } else if (a.offset !== undefined || !known) {
         const offset = a.offset ?? this.config.autoOffsetReset;
         if (offset === 'none') throw new ConfigError(`${a.topic}-${a.partition}: no offset given, none committed, and auto.offset.reset is none`);
@@ -445,6 +449,10 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       retryBackoffMaxMs,
       backOff: (topic, partition, ms) => this.subscriptions.backOff({ topic, partition }, ms),
       partition: (topic, partition) => this.subscriptions.get(tpKey(topic, partition)),
+      finishedAhead: (state, offset) => this.subscriptions.finishedAhead(state as PartitionState, [offset]),
+      yieldIntervalMs: this.config.yieldIntervalMs,
+      maxSpan: maxSpan(this.config.commitMetadataMaxBytes),
+      stats: this.runStats,
     });
     this.running = handle;
     // Ended by a 'stop' failure: run() may be called again.
@@ -565,6 +573,9 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       assignedPartitions: this.subscriptions.size,
       pool: this.bufferPool.stats,
       fetchLatency: this.fetcher.latency.summary(),
+      processing: this.runStats.snapshot(
+        Object.fromEntries([...((this.group?.positions ?? this.assignedOffsets?.positions)?.metadataBytes ?? [])].map(([key, bytes]) => [key.replace('\u0000', '-'), bytes])),
+      ),
     };
   }
 
@@ -587,12 +598,12 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     const { logger } = this.config;
     const group: GroupCloseReport = { committed: [], uncommitted: [], leftGroup: false };
     let timedOut = false;
-    // run() settles now, even with a callback that hangs: what its callbacks had in hand stays
-    // unfinished (not committed), and is reported.
-    // A callback about to finish (one that called close() without awaiting it, one in the middle
-    // of a short call) is given a moment, so that its record counts as finished; one that hangs,
-    // or awaits this very close(), is not waited for longer.
-    const inFlight = (await this.running?.stop(Math.min(RUN_GRACE_MS, timeoutMs / 4))) ?? [];
+    // run() starts nothing more, and its callbacks under way are given half the budget to finish
+    // (their records then count as finished and are committed below); it settles then even with a
+    // callback that hangs: what that callback had in hand stays unfinished (not committed), and is
+    // reported. (A callback that awaits this very close() holds it that long: call close() from a
+    // callback without awaiting it.)
+    const inFlight = (await this.running?.stop(timeoutMs / 2)) ?? [];
     if (inFlight.length > 0) {
       logger.warn('close(): callbacks of run() were still running: their records stay uncommitted (delivered again to the next reader)', {
         records: inFlight.map((r) => `${r.topic}-${r.partition}@${r.offset}`),
@@ -645,9 +656,6 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     return result;
   }
 }
-
-/** How long close() waits for run()'s callbacks under way to settle before it reports them as in flight. */
-const RUN_GRACE_MS = 1_000;
 
 /** What close() did: the group part (commits, leave) and whether it had to cut anything short. */
 export interface CloseResult extends GroupCloseReport {

@@ -20,7 +20,8 @@ export {
 export { MessageStream } from './streams.js';
 export type { PositionChange } from './fetch/fetcher.js';
 export type { OffsetAndTimestamp } from './cluster/offset-lookup.js';
-export type { InFlightRecord, FailurePolicy, ProcessingFailure } from './run.js';
+export type { InFlightRecord, FailurePolicy, FailureDecision, Ordering, ProcessingFailure } from './run.js';
+export type { WorkerOptions, WorkerRecord, WorkerHandler } from './run/worker-pool.js';
 export type { PartitionList, PartitionsOfTopic, OffsetAndMetadata, OffsetsToCommit, TimesToLookUp } from './usage.js';
 export type { GroupCloseReport, RebalanceListener, Subscription } from './group/group-manager.js';
 export type { GroupEventName, GroupEventDetails } from './group/membership.js';
@@ -44,6 +45,7 @@ export type {
   DeserializedKey,
   DeserializedValue,
   ConsumerInterceptor,
+  CommittedPosition,
   SaslConfig,
 } from './config.js';
 export type { ShareConsumerConfig, ResolvedShareConfig } from './share/config.js';
@@ -74,7 +76,7 @@ export { FatalGroupError } from './group/membership.js';
 export { Kip848UnavailableError } from './group/kip848.js';
 
 // Metrics
-export type { ConsumerMetrics, FetcherStats, ShareConsumerMetrics, ShareCounters } from './metrics/types.js';
+export type { ConsumerMetrics, FetcherStats, ShareConsumerMetrics, ProcessingMetrics, ShareCounters } from './metrics/types.js';
 export type { LatencySummary } from './metrics/latency.js';
 export { CHANNELS as DIAGNOSTICS_CHANNELS, type RecordLatency, type GroupMetrics } from './metrics/meter.js';
 export { prometheusText } from './metrics/prometheus.js';

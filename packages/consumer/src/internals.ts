@@ -36,12 +36,15 @@ export {
   type BuiltInAssignorName,
 } from './group/assignors/index.js';
 
+// run()'s commit metadata: the records finished beyond a commit point (tests and the chaos oracle decode it).
+export { encodeFinished, decodeFinished, maxSpan, FINISHED_METADATA_PREFIX, DEFAULT_METADATA_MAX_BYTES, type DecodedFinished } from './group/finished-metadata.js';
+
 // A window of latencies with percentiles (the fetch latency of metrics(); the benchmark's ceiling).
 export { LatencyWindow } from './metrics/latency.js';
 
 // Types the signatures above name that the root exports too: here as well, so that this entry
 // point is whole on its own (its API report has no type it cannot name).
-export type { ConsumerConfig, ResolvedConfig, ConsumerInterceptor, Deserializer, DeserializerContext, SaslConfig } from './config.js';
+export type { ConsumerConfig, ResolvedConfig, ConsumerInterceptor, CommittedPosition, Deserializer, DeserializerContext, SaslConfig } from './config.js';
 export type { ShareConsumerConfig, ResolvedShareConfig } from './share/config.js';
 export type { Assignor, AssignmentContext, MemberAssignment, MemberSubscription, RebalanceProtocol, SubscriptionContext } from './group/assignors/index.js';
 export type { Logger } from './logger.js';

@@ -37,7 +37,7 @@ export const FOREIGN_NAMES: Readonly<Record<string, ForeignName>> = {
   },
   partitionsConsumedConcurrently: {
     of: KAFKAJS_RUN,
-    use: 'use consumer.streams({ topic: N }) before run() to process partitions of a topic concurrently (run() runs one loop per stream)',
+    use: "give run({ maxConcurrency: N, ordering: 'partition' }) (kafkajs's N partitions at a time, one record of each; 'key' orders by key only and goes further)",
     config: [],
   },
   autoCommit: { of: KAFKAJS_RUN, use: `set enableAutoCommit: false (enable.auto.commit, true by default) ${IN_CONFIG}`, config: ['enableAutoCommit'] },

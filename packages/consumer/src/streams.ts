@@ -54,7 +54,8 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
   private readonly queue: FetchedPartition[] = [];
   /** Queued data that reached its partition's high watermark when it was fetched (see above). */
   private readonly caughtUp = new Set<FetchedPartition>();
-  private waiter: { resolve: () => void } | undefined;
+  /** Readers waiting for data (run() with eachBatch has several per stream). */
+  private waiters: (() => void)[] = [];
   private failure: Error | undefined;
   private closed = false;
   /** When control last went back to the event loop (see take()). */
@@ -91,9 +92,10 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
 
   /** Something the waiting reader should look at again (a partition resumed, data arrived). */
   wake(): void {
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.resolve();
+    if (this.waiters.length === 0) return;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const w of waiting) w();
   }
 
   /** Undelivered data of these partitions is dropped (they move, are revoked, or seek). */
@@ -129,7 +131,12 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
    * its timers for yieldIntervalMs (1 ms by default; loop-clock.ts), take() steps out to it:
    * heartbeats, fetch responses and timers keep flowing however fast the application consumes.
    */
-  async take(): Promise<ConsumerBatch | null> {
+  take(): Promise<ConsumerBatch | null> {
+    return this.takeWhere(undefined);
+  }
+
+  /** @internal take() of the partitions `accept` takes now (run()'s scheduler; see pollFrom). */
+  async takeWhere(accept: ((state: PartitionState) => boolean) | undefined): Promise<ConsumerBatch | null> {
     for (;;) {
       if (this.failure) {
         const err = this.failure;
@@ -137,7 +144,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
         throw err;
       }
       if (this.closed) return null;
-      let batch = this.poll();
+      let batch = this.poll(accept);
       if (batch !== null) {
         if (loopClock.due(this.owner.yieldIntervalMs)) await yieldToLoop();
         if (batch.decodesEarly) {
@@ -155,7 +162,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
         return this.owner.delivered(batch);
       }
       await new Promise<void>((resolve) => {
-        this.waiter = { resolve };
+        this.waiters.push(resolve);
       });
     }
   }
@@ -164,7 +171,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
    * A batch from the first partition with data that is not paused, or null: partitions with
    * caught-up data queued first (their data in queue order, which is offset order), then the rest.
    */
-  private poll(): ConsumerBatch | null {
+  private poll(accept: ((state: PartitionState) => boolean) | undefined): ConsumerBatch | null {
     if (this.queue.length > 0 && !this.owner.mayDeliver()) {
       setTimeout(() => this.wake(), HELD_RECHECK_MS).unref();
       return null;
@@ -172,14 +179,18 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
     if (this.caughtUp.size > 0) {
       const keys = new Set<string>();
       for (const d of this.caughtUp) keys.add(d.state.key);
-      const batch = this.pollFrom(keys);
+      const batch = this.pollFrom(keys, accept);
       if (batch !== null) return batch;
     }
-    return this.pollFrom(undefined);
+    return this.pollFrom(undefined, accept);
   }
 
-  /** The first batch from the queue's data, of these partitions only when `only` is given. */
-  private pollFrom(only: ReadonlySet<string> | undefined): ConsumerBatch | null {
+  /**
+   * The first batch from the queue's data, of these partitions only when `only` is given, and of
+   * partitions the reader takes now (run()'s scheduler takes a partition's next batch only once it
+   * has dispatched most of the one before) when `accept` is given.
+   */
+  private pollFrom(only: ReadonlySet<string> | undefined, accept: ((state: PartitionState) => boolean) | undefined): ConsumerBatch | null {
     let drained = false;
     try {
       for (let i = 0; i < this.queue.length; ) {
@@ -196,7 +207,7 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           drained = true;
           continue;
         }
-        if (state.paused || state.revoking) {
+        if (state.paused || state.revoking || (accept !== undefined && !accept(state))) {
           i++;
           continue;
         }

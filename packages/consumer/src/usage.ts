@@ -449,7 +449,10 @@ export function streamCounts(value: unknown): [topic: string, count: number][] {
 
 // Every key of RunOptions, and only those: the build fails here when one is added to RunOptions
 // without its check below.
-const RUN_OPTIONS = { eachBatch: true, eachMessage: true, eachBatchAutoResolve: true, onFailure: true } as const satisfies Record<keyof RunOptions, true>;
+const RUN_OPTIONS = { eachBatch: true, eachMessage: true, eachBatchAutoResolve: true, onFailure: true, maxConcurrency: true, ordering: true, onSkip: true, worker: true } as const satisfies Record<
+  keyof RunOptions,
+  true
+>;
 const RUN_KEYS = Object.keys(RUN_OPTIONS);
 
 /**
@@ -462,19 +465,43 @@ export function checkRunOptions(options: unknown): void {
   if (typeof options === 'function') throw new UsageError(`run() takes { eachMessage } or { eachBatch }, not a function: run({ eachMessage: yourFunction })`);
   if (!isObject(options) || Array.isArray(options)) throw new UsageError(`run() takes { eachMessage } or { eachBatch }, not ${shown(options)}: ${example}`);
   onlyKnownKeys(options, RUN_KEYS, 'run()');
-  const { eachBatch, eachMessage, eachBatchAutoResolve, onFailure } = options as Record<string, unknown>;
-  if (eachBatch === undefined && eachMessage === undefined) throw new UsageError(`run() needs exactly one of eachBatch and eachMessage: ${example}`);
+  const { eachBatch, eachMessage, eachBatchAutoResolve, onFailure, maxConcurrency, ordering, onSkip, worker } = options as Record<string, unknown>;
+  if (eachBatch === undefined && eachMessage === undefined && worker === undefined) throw new UsageError(`run() needs exactly one of eachBatch and eachMessage: ${example}`);
   if (eachBatch !== undefined && eachMessage !== undefined) throw new UsageError('run() needs exactly one of eachBatch and eachMessage, not both');
+  if (worker !== undefined) {
+    if (eachBatch !== undefined) throw new UsageError("run(): worker is for eachMessage's work: give run({ worker: { module, threads } }) without eachBatch");
+    if (eachMessage !== undefined) throw new UsageError("run(): worker replaces eachMessage (the worker module's export is the handler): give one of them");
+    if (!isObject(worker) || (typeof worker.module !== 'string' && !(worker.module instanceof URL)))
+      throw new UsageError(`run(): worker must be { module: a path or file: URL of a module exporting the handler, threads?: N }, not ${shown(worker)}`);
+    if (worker.threads !== undefined && (typeof worker.threads !== 'number' || !Number.isInteger(worker.threads) || worker.threads < 1 || worker.threads > 256))
+      throw new UsageError(`run(): worker.threads must be an integer from 1 to 256, not ${shown(worker.threads)}`);
+    onlyKnownKeys(worker, ['module', 'threads'], 'run({ worker })');
+  }
   if (eachBatch !== undefined && typeof eachBatch !== 'function') throw new UsageError(`run(): eachBatch must be a function, not ${shown(eachBatch)}`);
   if (eachMessage !== undefined && typeof eachMessage !== 'function') throw new UsageError(`run(): eachMessage must be a function, not ${shown(eachMessage)}`);
   if (eachBatchAutoResolve !== undefined) {
     if (typeof eachBatchAutoResolve !== 'boolean') throw new UsageError(`run(): eachBatchAutoResolve must be true or false, not ${shown(eachBatchAutoResolve)}`);
     if (eachBatch === undefined) throw new UsageError('run(): eachBatchAutoResolve is for eachBatch (each record of eachMessage is finished when its callback resolves)');
   }
-  if (onFailure !== undefined && onFailure !== 'retry' && onFailure !== 'stop' && typeof onFailure !== 'function') {
-    const kafkajs: Record<string, string> = { restart: 'retry', fail: 'stop', throw: 'stop' };
-    const near = typeof onFailure !== 'string' ? undefined : Object.hasOwn(kafkajs, onFailure) ? kafkajs[onFailure] : nearest(onFailure, ['retry', 'stop']);
-    throw new UsageError(`run(): onFailure must be 'retry', 'stop' or a function (error, failure) => 'retry' | 'stop', not ${shown(onFailure)}${near ? `: did you mean '${near}'?` : ''}`);
+  if (onFailure !== undefined && onFailure !== 'retry' && onFailure !== 'stop' && onFailure !== 'skip' && typeof onFailure !== 'function') {
+    const kafkajs: Record<string, string> = { restart: 'retry', fail: 'stop', throw: 'stop', ignore: 'skip', deadLetter: 'skip' };
+    const near = typeof onFailure !== 'string' ? undefined : Object.hasOwn(kafkajs, onFailure) ? kafkajs[onFailure] : nearest(onFailure, ['retry', 'stop', 'skip']);
+    throw new UsageError(
+      `run(): onFailure must be 'retry', 'stop', 'skip' or a function (error, failure) => 'retry' | 'stop' | 'skip', not ${shown(onFailure)}${near ? `: did you mean '${near}'?` : ''}`,
+    );
+  }
+  if (onFailure === 'skip' && eachBatch !== undefined)
+    throw new UsageError("run(): onFailure 'skip' is for eachMessage (a record is set aside); with eachBatch, mark what the batch finished and throw, or use 'retry' or 'stop'");
+  if (onSkip !== undefined && typeof onSkip !== 'function') throw new UsageError(`run(): onSkip must be a function (record, error) => ..., not ${shown(onSkip)}`);
+  if (onSkip !== undefined && eachBatch !== undefined) throw new UsageError('run(): onSkip is for eachMessage');
+  if (maxConcurrency !== undefined && (typeof maxConcurrency !== 'number' || !Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > 1_000_000))
+    throw new UsageError(`run(): maxConcurrency must be an integer from 1 to 1000000 (records in flight at once), not ${shown(maxConcurrency)}`);
+  if (ordering !== undefined) {
+    if (ordering !== 'key' && ordering !== 'partition' && ordering !== 'unordered') {
+      const near = typeof ordering === 'string' ? nearest(ordering, ['key', 'partition', 'unordered']) : undefined;
+      throw new UsageError(`run(): ordering must be 'key', 'partition' or 'unordered', not ${shown(ordering)}${near ? `: did you mean '${near}'?` : ''}`);
+    }
+    if (eachBatch !== undefined) throw new UsageError("run(): ordering is for eachMessage (eachBatch handles a partition's batches one at a time, in order)");
   }
 }
 

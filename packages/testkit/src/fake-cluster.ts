@@ -11,6 +11,7 @@ interface LogRecord {
   offset: bigint;
   epoch: number;
   value: string;
+  key: string | null;
 }
 
 export interface FakePartition {
@@ -28,7 +29,7 @@ type Any = Record<string, any>;
 export class FakeCluster {
   readonly topics = new Map<string, FakeTopic>();
   /** Offsets committed by the group, `topic\0partition` → offset. */
-  readonly committed = new Map<string, { offset: bigint; leaderEpoch: number }>();
+  readonly committed = new Map<string, { offset: bigint; leaderEpoch: number; metadata: string | null }>();
   private readonly injected = new Map<number, number[]>();
   /** Answer FENCED_LEADER_EPOCH to requests naming an older leader epoch (as brokers do). */
   fenceStaleEpochs = true;
@@ -89,12 +90,12 @@ export class FakeCluster {
     return this.topics.get(topic)!.partitions[partition]!;
   }
 
-  /** Appends `n` records under the partition's current leader epoch. */
-  append(topic: string, partition: number, n: number): void {
+  /** Appends `n` records under the partition's current leader epoch; `key` gives each record's key (default none). */
+  append(topic: string, partition: number, n: number, key?: (offset: bigint) => string | null): void {
     const p = this.partition(topic, partition);
     for (let i = 0; i < n; i++) {
       const offset = BigInt(p.log.length);
-      p.log.push({ offset, epoch: p.leaderEpoch, value: `${topic}-${partition}-${offset}-e${p.leaderEpoch}` });
+      p.log.push({ offset, epoch: p.leaderEpoch, value: `${topic}-${partition}-${offset}-e${p.leaderEpoch}`, key: key?.(offset) ?? null });
     }
   }
 
@@ -308,7 +309,7 @@ export class FakeCluster {
             topicId: t.topicId,
             partitions: (t.partitionIndexes as number[]).map((p) => {
               const c = this.committed.get(`${this.nameOf(t)}\u0000${p}`);
-              return { partitionIndex: p, committedOffset: c?.offset ?? -1n, committedLeaderEpoch: c?.leaderEpoch ?? -1, metadata: null, errorCode: 0 };
+              return { partitionIndex: p, committedOffset: c?.offset ?? -1n, committedLeaderEpoch: c?.leaderEpoch ?? -1, metadata: c?.metadata ?? null, errorCode: 0 };
             }),
           })),
         })),
@@ -326,7 +327,7 @@ export class FakeCluster {
           name: t.name,
           topicId: t.topicId,
           partitions: (t.partitions as Any[]).map((p) => {
-            if (!code) this.committed.set(`${this.nameOf(t)}\u0000${p.partitionIndex}`, { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch });
+            if (!code) this.committed.set(`${this.nameOf(t)}\u0000${p.partitionIndex}`, { offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata ?? null });
             return { partitionIndex: p.partitionIndex, errorCode: code };
           }),
         })),
@@ -345,7 +346,7 @@ function encodeByEpoch(records: readonly LogRecord[]): Buffer | null {
       const run = records.slice(start, i);
       batches.push(
         encodeRecordBatch(
-          run.map((r) => ({ value: r.value })),
+          run.map((r) => ({ value: r.value, key: r.key })),
           { baseOffset: run[0]!.offset, partitionLeaderEpoch: run[0]!.epoch },
         ),
       );

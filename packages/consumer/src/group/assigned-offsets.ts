@@ -3,8 +3,9 @@ import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import type { BrokerPool } from '../connection/index.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
-import { tpKey } from '../state/partition-state.js';
+import type { PartitionState } from '../state/partition-state.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
+import { CommitPositions } from './commit-positions.js';
 import { CommitTurns } from './commit-turns.js';
 import { GroupCoordinator } from './coordinator.js';
 import type { GroupCloseReport } from './group-manager.js';
@@ -32,13 +33,15 @@ export interface AssignedOffsetsOptions {
  */
 export class AssignedOffsets {
   private readonly store: OffsetStore;
-  private readonly lastCommitted = new Map<string, bigint>();
+  /** What was last committed per partition, and what would be now (with its metadata). */
+  readonly positions: CommitPositions;
   private readonly commits = new CommitTurns();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AssignedOffsetsOptions) {
     const { config, pool, metadata, isClosed } = options;
     const groupId = config.groupId!;
+    this.positions = new CommitPositions(config.commitMetadataMaxBytes, config.logger);
     const coordinator = new GroupCoordinator({ pool, groupId, retryBackoffMs: config.retryBackoffMs, logger: config.logger, isClosed });
     this.store = new OffsetStore(coordinator, metadata, { groupId, requireStable: config.isolationLevel === 'read_committed', retryBackoffMs: config.retryBackoffMs, logger: config.logger, isClosed });
     if (config.enableAutoCommit) {
@@ -58,8 +61,8 @@ export class AssignedOffsets {
   pending(): OffsetToCommit[] {
     const out: OffsetToCommit[] = [];
     for (const s of this.options.subscriptions.values()) {
-      if (s.processed === null || this.lastCommitted.get(s.key) === s.processed) continue;
-      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+      const o = this.positions.current(s);
+      if (o !== null && !this.positions.isCommitted(o)) out.push(o);
     }
     return out;
   }
@@ -68,15 +71,15 @@ export class AssignedOffsets {
   upToDate(): OffsetToCommit[] {
     const out: OffsetToCommit[] = [];
     for (const s of this.options.subscriptions.values()) {
-      if (s.processed === null || this.lastCommitted.get(s.key) !== s.processed) continue;
-      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+      const o = this.positions.current(s);
+      if (o !== null && this.positions.isCommitted(o)) out.push(o);
     }
     return out;
   }
 
-  /** The given offsets were read from the group (a partition assigned starts there): nothing to commit until it moves. */
-  noteCommitted(tp: TopicPartition, offset: bigint): void {
-    this.lastCommitted.set(tpKey(tp.topic, tp.partition), offset);
+  /** The partition starts at the group's committed offset: nothing to commit until it moves; its metadata's finished records are not handled again. */
+  restore(state: PartitionState, c: CommittedOffset): void {
+    this.positions.restore(this.options.subscriptions, state, c);
   }
 
   /** Commits the offsets given, or every finished position that moved. */
@@ -85,7 +88,7 @@ export class AssignedOffsets {
     const wanted = offsets ?? this.pending();
     if (wanted.length === 0) return;
     const started = performance.now();
-    const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+    const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? null }));
     return this.commits.run(async () => {
       try {
         await this.store.commit(wanted, NO_MEMBER, deadline);
@@ -93,7 +96,7 @@ export class AssignedOffsets {
         this.options.meter.committed(committed, performance.now() - started, err as Error);
         throw err;
       }
-      for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
+      this.positions.committed(wanted);
       this.options.meter.committed(committed, performance.now() - started);
       for (const i of this.options.config.interceptors) i.onCommit?.(committed);
     });

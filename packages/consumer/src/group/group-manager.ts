@@ -2,6 +2,7 @@ import type { MetadataCache } from '../cluster/metadata.js';
 import type { ResolvedConfig } from '../config.js';
 import { ConfigError, isKafkaError, UsageError } from '../errors.js';
 import { settledBy } from '../deadline.js';
+import { CommitPositions } from './commit-positions.js';
 import { CommitTurns } from './commit-turns.js';
 import type { SubscriptionState } from '../state/subscription-state.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
@@ -71,13 +72,15 @@ export class GroupManager implements MembershipHost {
   private readonly commits = new CommitTurns();
   private exceeded = false;
   /** Positions last committed, to commit only what moved. */
-  private readonly lastCommitted = new Map<string, bigint>();
+  /** What was last committed per owned partition, and what would be now (with its metadata). */
+  readonly positions: CommitPositions;
   private started = false;
 
   constructor(private readonly options: GroupManagerOptions) {
     const { config, pool, metadata } = options;
     if (!config.groupId) throw new ConfigError('subscribe() needs groupId (group.id)');
     this.coordinator = new GroupCoordinator({ pool, groupId: config.groupId, retryBackoffMs: config.retryBackoffMs, logger: config.logger, isClosed: options.isClosed });
+    this.positions = new CommitPositions(config.commitMetadataMaxBytes, config.logger);
     this.offsets = new OffsetStore(this.coordinator, metadata, {
       groupId: config.groupId,
       requireStable: config.isolationLevel === 'read_committed',
@@ -266,7 +269,7 @@ export class GroupManager implements MembershipHost {
       if (c) {
         // With its leader epoch: the position is checked against the log before fetching (KIP-320).
         subscriptions.seek(state, c.offset, c.leaderEpoch);
-        this.lastCommitted.set(key, c.offset);
+        this.positions.restore(subscriptions, state, c);
       } else if (config.autoOffsetReset === 'none') {
         subscriptions.fail(state, new ConfigError(`${tp.topic}-${tp.partition}: no committed offset and auto.offset.reset is none`));
       } else {
@@ -337,7 +340,7 @@ export class GroupManager implements MembershipHost {
   private drop(tp: TopicPartition, lost = false): void {
     const key = tpKey(tp.topic, tp.partition);
     this.ownedPartitions.delete(key);
-    this.lastCommitted.delete(key);
+    this.positions.forget(key);
     if (lost) this.options.subscriptions.markLost(key);
     else this.options.subscriptions.remove(key);
   }
@@ -358,9 +361,9 @@ export class GroupManager implements MembershipHost {
   private pending(states?: PartitionState[]): OffsetToCommit[] {
     const out: OffsetToCommit[] = [];
     for (const s of states ?? this.options.subscriptions.values()) {
-      if (!this.ownedPartitions.has(s.key) || s.processed === null) continue;
-      if (this.lastCommitted.get(s.key) === s.processed) continue;
-      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+      if (!this.ownedPartitions.has(s.key)) continue;
+      const o = this.positions.current(s);
+      if (o !== null && !this.positions.isCommitted(o)) out.push(o);
     }
     return out;
   }
@@ -412,8 +415,8 @@ export class GroupManager implements MembershipHost {
             return statesAtStart.every(([key, state]) => this.options.subscriptions.get(key) === state);
           },
         );
-        for (const o of wanted) this.lastCommitted.set(tpKey(o.topic, o.partition), o.offset);
-        const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset }));
+        this.positions.committed(wanted);
+        const committed = wanted.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset, metadata: o.metadata ?? null }));
         this.options.meter.committed(committed, performance.now() - started);
         for (const i of this.options.config.interceptors) i.onCommit?.(committed);
       } catch (err) {
@@ -453,7 +456,8 @@ export class GroupManager implements MembershipHost {
     const held = subscriptions.heldBatches.count > 0;
     const now = Date.now();
     if (held) {
-      this.heldSince ??= now;
+      // Held since the last release: an application that keeps releasing batches is not stuck.
+      this.heldSince = Math.max(this.heldSince ?? now, subscriptions.heldBatches.releasedAt);
       if (!this.exceeded && now - this.heldSince > config.maxPollIntervalMs) {
         this.exceeded = true;
         config.logger.warn('max.poll.interval.ms exceeded: leaving the group', { groupId: config.groupId, heldMs: now - this.heldSince });
@@ -500,8 +504,9 @@ export class GroupManager implements MembershipHost {
   upToDate(): OffsetToCommit[] {
     const out: OffsetToCommit[] = [];
     for (const s of this.options.subscriptions.values()) {
-      if (!this.ownedPartitions.has(s.key) || s.processed === null || this.lastCommitted.get(s.key) !== s.processed) continue;
-      out.push({ topic: s.topic, partition: s.partition, offset: s.processed, leaderEpoch: s.processedLeaderEpoch });
+      if (!this.ownedPartitions.has(s.key)) continue;
+      const o = this.positions.current(s);
+      if (o !== null && this.positions.isCommitted(o)) out.push(o);
     }
     return out;
   }

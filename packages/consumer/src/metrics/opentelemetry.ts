@@ -117,7 +117,21 @@ export function bridgeOpenTelemetry(consumer: MeteredConsumer | MeteredShareCons
   const bufferedBytes = gauge('buffered.bytes', 'Fetched bytes not yet released by the application.', 'By');
   const assignedPartitions = gauge('assigned.partitions', 'Partitions assigned.', '{partition}');
   const heartbeatAge = gauge('heartbeat.age', 'Milliseconds since a heartbeat last succeeded.', 'ms');
+  const inFlight = gauge('records.in_flight', 'Records whose run() callback is running.', '{record}');
+  const skipped = counter('records.skipped', "Records set aside by onFailure 'skip'.", '{record}');
+  const retried = counter('records.retried', "Failed records handled again ('retry').", '{record}');
+  const alreadyFinished = counter('records.already_finished', 'Records not handled again because the commit metadata (or an earlier delivery) had them finished.', '{record}');
+  const unfinishedSpan = gauge('unfinished.span', "Records from a partition's first unfinished one to its last one dispatched to run().", '{record}');
+  const metadataBytes = gauge('commit.metadata.size', "Bytes of a partition's last commit metadata (records finished beyond the commit point).", 'By');
+  const keyWaitP99 = gauge('record.key_wait.p99', 'The 99th percentile of how long recent records waited behind their key before their callback started.', 'ms');
   const observables = [
+    inFlight,
+    skipped,
+    retried,
+    alreadyFinished,
+    unfinishedSpan,
+    metadataBytes,
+    keyWaitP99,
     recordsConsumed,
     bytesFetched,
     fetches,
@@ -145,10 +159,19 @@ export function bridgeOpenTelemetry(consumer: MeteredConsumer | MeteredShareCons
     result.observe(recordsLagMax, m.recordsLagMax, base);
     result.observe(bufferedBytes, m.bufferedBytes, base);
     result.observe(assignedPartitions, m.assignedPartitions, base);
-    for (const [tp, lag] of Object.entries(m.recordsLag)) {
+    const ofPartition = (tp: string) => {
       const i = tp.lastIndexOf('-');
-      result.observe(recordsLag, lag, { ...base, 'messaging.destination.name': tp.slice(0, i), 'messaging.destination.partition.id': tp.slice(i + 1) });
-    }
+      return { ...base, 'messaging.destination.name': tp.slice(0, i), 'messaging.destination.partition.id': tp.slice(i + 1) };
+    };
+    for (const [tp, lag] of Object.entries(m.recordsLag)) result.observe(recordsLag, lag, ofPartition(tp));
+    const p = m.processing;
+    result.observe(inFlight, p.inFlight, base);
+    result.observe(skipped, p.skipped, base);
+    result.observe(retried, p.retried, base);
+    result.observe(alreadyFinished, p.alreadyFinished, base);
+    result.observe(keyWaitP99, p.keyWait.p99Ms, base);
+    for (const [tp, n] of Object.entries(p.unfinishedSpan)) result.observe(unfinishedSpan, n, ofPartition(tp));
+    for (const [tp, n] of Object.entries(p.commitMetadataBytes)) result.observe(metadataBytes, n, ofPartition(tp));
     if (m.group) {
       result.observe(commits, m.group.commits, base);
       result.observe(commitFailures, m.group.commitFailures, base);

@@ -66,6 +66,25 @@ function consumerText(m: ConsumerMetrics, { metric, summary, text }: Writer): st
   summary('record_broker_wait_ms', "From a record's timestamp to its arrival in kwire (per batch).", m.recordLatency.brokerWait);
   summary('record_buffered_ms', 'From arrival to delivery to the application (per batch).', m.recordLatency.buffered);
   summary('record_processing_ms', 'From delivery to release by the application (per batch).', m.recordLatency.processing);
+  const p = m.processing;
+  metric('records_in_flight', 'gauge', 'Records whose run() callback is running.', [['', [], p.inFlight]]);
+  metric('records_finished_total', 'counter', 'Records whose run() callback resolved (set aside ones included).', [['', [], p.finished]]);
+  metric('records_skipped_total', 'counter', "Records set aside by onFailure 'skip'.", [['', [], p.skipped]]);
+  metric('records_retried_total', 'counter', "Failed records handled again ('retry').", [['', [], p.retried]]);
+  metric('records_already_finished_total', 'counter', 'Records not handled again because the commit metadata (or an earlier delivery) had them finished.', [['', [], p.alreadyFinished]]);
+  metric(
+    'unfinished_span',
+    'gauge',
+    "Records from each partition's first unfinished one to its last one dispatched to run().",
+    Object.entries(p.unfinishedSpan).map(([tp, n]) => ['', splitTp(tp), n]),
+  );
+  metric(
+    'commit_metadata_bytes',
+    'gauge',
+    "Bytes of each partition's last commit metadata (records finished beyond the commit point).",
+    Object.entries(p.commitMetadataBytes).map(([tp, n]) => ['', splitTp(tp), n]),
+  );
+  summary('record_key_wait_ms', 'How long a record waited behind its key (or partition) before its callback started.', p.keyWait);
   if (m.group) {
     metric('commits_total', 'counter', 'Commits attempted.', [['', [], m.group.commits]]);
     metric('commit_failures_total', 'counter', 'Commits that failed.', [['', [], m.group.commitFailures]]);

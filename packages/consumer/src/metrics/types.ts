@@ -39,6 +39,32 @@ export interface ConsumerMetrics extends FetcherStats {
   recordLatency: RecordLatency;
   /** Commits, rebalances and heartbeats of a group member (undefined without a group). */
   group: GroupMetrics | undefined;
+  /** run()'s records: in flight, finished, skipped, retried, and what waits. */
+  processing: ProcessingMetrics;
+}
+
+/** run() with eachMessage (its counters last across runs; in-flight figures are the running one's). */
+export interface ProcessingMetrics {
+  /** Records whose callback is running now. */
+  inFlight: number;
+  /** The running (or last) run's maxConcurrency. */
+  maxConcurrency: number;
+  /** Records whose callback resolved (skipped ones included). */
+  finished: number;
+  /** Records whose callback failed and that onFailure set aside ('skip'). */
+  skipped: number;
+  /** Failed records handled again after a backoff ('retry'). */
+  retried: number;
+  /** Records passed over because they were finished before (commit metadata, an earlier delivery). */
+  alreadyFinished: number;
+  /** Per partition ("topic-partition"): records from its first unfinished one to the last dispatched. */
+  unfinishedSpan: Record<string, number>;
+  /** The largest unfinishedSpan (0 when no partition has records under way). */
+  unfinishedSpanMax: number;
+  /** Per partition: the bytes of the metadata of its last commit (finished records beyond the commit point). */
+  commitMetadataBytes: Record<string, number>;
+  /** From a record's dispatch to its callback's start: waiting for its key (or partition) and a slot. */
+  keyWait: LatencySummary;
 }
 
 /** A share consumer's counters, kept by its share sessions (ShareConsumer.counters). */

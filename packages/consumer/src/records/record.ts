@@ -125,6 +125,17 @@ export class ConsumerRecord<K = unknown, V = unknown> {
     return this.k as K;
   }
 
+  /**
+   * @internal The key's bytes as a latin1 string (one char per byte; null for a null key): run()'s
+   * key ordering compares keys by their bytes, whatever the key deserializer makes of them.
+   */
+  keyBinary(): string | null {
+    const data = this.bytes();
+    if (locate(this.wireBatch, data, this.position)) return locatedKeyLength < 0 ? null : data.toString('latin1', locatedKeyOffset, locatedKeyOffset + locatedKeyLength);
+    const key = this.read().key;
+    return key === null ? null : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+  }
+
   get value(): V {
     if (this.v === UNSET) {
       const c = this.context;

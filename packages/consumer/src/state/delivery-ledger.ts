@@ -55,6 +55,14 @@ export class DeliveryLedger {
   private readonly open: Delivery[] = [];
   private point: bigint | null = null;
   private pointEpoch = -1;
+  /**
+   * Records beyond the commit point the application finished out of order (run() with
+   * maxConcurrency), or that the group's commit metadata said were finished: committed as metadata,
+   * and never handed to run() again. Entries the point has passed are pruned when read.
+   */
+  private readonly ahead = new Set<bigint>();
+  /** Bumped when `ahead` changes: commits compare it to know whether the metadata moved. */
+  private aheadVersion = 0;
 
   /** The offset a commit may carry now (null until the partition has a starting offset). */
   get commitPoint(): bigint | null {
@@ -88,12 +96,56 @@ export class DeliveryLedger {
     this.open.length = 0;
     this.point = offset;
     this.pointEpoch = leaderEpoch;
+    this.clearAhead();
   }
 
   /** The partition has no starting offset yet (a reset is under way). */
   clear(): void {
     for (const d of this.open) d.dropped = true;
     this.open.length = 0;
+    this.clearAhead();
+  }
+
+  private clearAhead(): void {
+    if (this.ahead.size === 0) return;
+    this.ahead.clear();
+    this.aheadVersion++;
+  }
+
+  /** A record beyond the commit point was finished (before some record ahead of it). */
+  finishedAhead(offset: bigint): void {
+    if (this.point !== null && offset < this.point) return;
+    const size = this.ahead.size;
+    this.ahead.add(offset);
+    if (this.ahead.size !== size) this.aheadVersion++;
+  }
+
+  /** Whether a record beyond the commit point is already finished (and so not to be handled again). */
+  isFinishedAhead(offset: bigint): boolean {
+    return this.ahead.size > 0 && this.ahead.has(offset);
+  }
+
+  get hasFinishedAhead(): boolean {
+    return this.ahead.size > 0;
+  }
+
+  /**
+   * The records finished beyond the commit point, in offset order, with a version that moves when
+   * they change (the point passing some of them included).
+   */
+  finishedBeyondPoint(): { offsets: bigint[]; version: number } {
+    const point = this.commitPoint;
+    if (this.ahead.size === 0 || point === null) return { offsets: [], version: this.aheadVersion };
+    const offsets: bigint[] = [];
+    for (const o of this.ahead) if (o >= point) offsets.push(o);
+    if (offsets.length !== this.ahead.size) {
+      // Passed by the point: gone for good.
+      this.ahead.clear();
+      for (const o of offsets) this.ahead.add(o);
+      this.aheadVersion++;
+    }
+    offsets.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { offsets, version: this.aheadVersion };
   }
 
   /** A batch covering [start, next) went to the application. */

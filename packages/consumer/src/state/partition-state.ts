@@ -40,6 +40,12 @@ export const TRANSITIONS = {
 
 export type Transition = keyof typeof TRANSITIONS;
 
+/** Delivered batches the application holds, consumer-wide (see PartitionState's constructor). */
+export interface HeldBatches {
+  count: number;
+  releasedAt: number;
+}
+
 /** A fetch-state transition asked for from a state it does not start from. */
 export class IllegalStateError extends Error {
   override name = 'IllegalStateError';
@@ -90,9 +96,11 @@ export class PartitionState {
     /**
      * The consumer-wide count of delivered, unreleased batches (shared by every partition state,
      * and kept when a partition is revoked: a batch the application still holds still counts for
-     * max.poll.interval.ms).
+     * max.poll.interval.ms), and when one was last released (Date.now(): the application is
+     * making progress while it releases batches, even if it always holds some, as run() with
+     * maxConcurrency does).
      */
-    private readonly heldBatches: { count: number } = { count: 0 },
+    private readonly heldBatches: HeldBatches = { count: 0, releasedAt: 0 },
     /** Where releases are counted. */
     private readonly meter?: ConsumerMeter,
   ) {
@@ -184,6 +192,20 @@ export class PartitionState {
 
   get processedLeaderEpoch(): number {
     return this.ledger.commitPointEpoch;
+  }
+
+  /** Whether records beyond the commit point are already finished (see DeliveryLedger). */
+  get hasFinishedAhead(): boolean {
+    return this.ledger.hasFinishedAhead;
+  }
+
+  isFinishedAhead(offset: bigint): boolean {
+    return this.ledger.isFinishedAhead(offset);
+  }
+
+  /** The records finished beyond the commit point, in order (what commit metadata carries). */
+  finishedBeyondPoint(): { offsets: bigint[]; version: number } {
+    return this.ledger.finishedBeyondPoint();
   }
 
   /** Delivered batches the application has not released yet. */
@@ -343,6 +365,11 @@ export class PartitionState {
     return d;
   }
 
+  /** A record beyond the commit point was finished out of order, or the group's metadata says it was. */
+  finishedAhead(offset: bigint): void {
+    this.ledger.finishedAhead(offset);
+  }
+
   /** The position passed records that are never delivered (control records, aborted batches). */
   skipped(from: bigint, to: bigint): void {
     this.ledger.skipped(from, to);
@@ -365,6 +392,7 @@ export class PartitionState {
   released(d: Delivery, finished: boolean): void {
     this.outstanding--;
     this.heldBatches.count--;
+    this.heldBatches.releasedAt = Date.now();
     if (finished) this.ledger.finished(d);
     this.meter?.released(this.topic, this.partition, d.records, performance.now() - d.deliveredAt);
     if (this.outstanding === 0) for (const w of this.waiters.splice(0)) w();

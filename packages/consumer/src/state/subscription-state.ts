@@ -1,7 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { ConsumerMeter } from '../metrics/meter.js';
 import type { Delivery, LazyProgress } from './delivery-ledger.js';
-import { PartitionState, tpKey, type ResetTarget } from './partition-state.js';
+import { PartitionState, tpKey, type HeldBatches, type ResetTarget } from './partition-state.js';
 import type { TopicPartition } from '@kwire/protocol';
 
 /** One partition of one topic: the one type for it, from @kwire/protocol. */
@@ -36,7 +36,7 @@ export class SubscriptionState {
    * partition state, and kept when a partition is removed: a batch the application still holds
    * still counts for max.poll.interval.ms).
    */
-  readonly heldBatches = { count: 0 };
+  readonly heldBatches: HeldBatches = { count: 0, releasedAt: 0 };
   private buffered: BufferedData = { drop() {}, fail() {}, wake() {} };
 
   /** `changed`: something a fetch decision depends on changed (the fetcher's schedule()). */
@@ -220,6 +220,11 @@ export class SubscriptionState {
   /** A batch of the partition, [start, next), goes to the application. */
   delivered(state: PartitionState, start: bigint, next: bigint, leaderEpoch: number, records: number): Delivery {
     return state.delivered(start, next, leaderEpoch, records);
+  }
+
+  /** Records beyond the commit point finished (out of order in run(), or as the commit metadata says). */
+  finishedAhead(state: PartitionState, offsets: Iterable<bigint>): void {
+    for (const o of offsets) state.finishedAhead(o);
   }
 
   /** The position passed records never delivered (control records, aborted batches). */

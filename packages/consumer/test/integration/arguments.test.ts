@@ -148,7 +148,7 @@ test("assign(): kafkajs's { topic, partitions }, a misspelt offset, a partition 
 
 test('run() with kafkajs options names the kwire way, and runs nothing', async () => {
   const cases: [Record<string, unknown>, RegExp][] = [
-    [{ partitionsConsumedConcurrently: 3, autoCommit: false }, /partitionsConsumedConcurrently is kafkajs's run\(\) option: use consumer\.streams\(\{ topic: N \}\) before run\(\)/],
+    [{ partitionsConsumedConcurrently: 3, autoCommit: false }, /partitionsConsumedConcurrently is kafkajs's run\(\) option: give run\(\{ maxConcurrency: N, ordering: 'partition' \}\)/],
     [{ autoCommit: false }, /autoCommit is kafkajs's run\(\) option: set enableAutoCommit: false/],
     [{ autoCommitInterval: 1_000 }, /autoCommitIntervalMs \(auto\.commit\.interval\.ms\)/],
     [{ onFailure: 'restart' }, /did you mean 'retry'\?/],

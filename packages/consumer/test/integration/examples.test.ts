@@ -84,6 +84,14 @@ test('examples/group.mjs: a record printed, failures retried and logged, everyth
   assert.is(stderr.match(/WARN kwire: processing failed/g)?.length, 3, stderr);
 });
 
+test("examples/concurrent.mjs: a handler calling an HTTP service, many at once, each account's records in order", async () => {
+  const { stdout } = await example('concurrent.mjs');
+  assert.match(stdout, /^handled 3000 records in [\d.]+ s \(\d+ records\/s; one at a time would take 15 s or more\)$/m);
+  const most = Number(/^at most (\d+) requests at once; each account's payments in order: yes$/m.exec(stdout)?.[1]);
+  assert.ok(most > 20, `concurrent requests: ${most}\n${stdout}`);
+  assert.match(stdout, /^closed: 6 partitions committed, 0 records in flight$/m);
+});
+
 test('examples/share.mjs: three share consumers handle every job once, failed ones come back', async () => {
   const { stdout } = await example('share.mjs');
   assert.match(stdout, /^2000 jobs handled in \d+ deliveries; [1-9]\d* handler failures, whose jobs came back$/m);

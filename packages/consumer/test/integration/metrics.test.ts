@@ -47,7 +47,7 @@ test('lag, rates, commits, rebalances and record latency, in metrics(), diagnost
     assert.is(m.group!.commitFailures, 0);
     assert.ok(m.group!.sinceLastHeartbeatMs! < 10_000);
     assert.is(commits.length, 1, 'the commit was published on kwire:consumer:commit');
-    assert.equal((commits[0] as { offsets: unknown[] }).offsets, [{ topic, partition: 0, offset: 10n }]);
+    assert.equal((commits[0] as { offsets: unknown[] }).offsets, [{ topic, partition: 0, offset: 10n, metadata: null }]);
     const text = prometheusText(m, { client: 'test' });
     assert.match(text, new RegExp(`^kwire_consumer_records_lag\\{client="test",topic="${topic}",partition="0"\\} 80$`, 'm'));
     assert.match(text, /^# TYPE kwire_consumer_commit_latency_ms summary$/m);

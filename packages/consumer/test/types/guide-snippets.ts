@@ -32,6 +32,7 @@ declare function flush(partitions: TopicPartition[]): Promise<void>;
 declare function discard(partitions: TopicPartition[]): void;
 declare function important(record: ConsumerRecord<string | null, Invoice>): boolean;
 declare function deadLetter(topic: string, partition: number, offset: bigint, cause: unknown): Promise<void>;
+declare const deadLetters: { send(record: ConsumerRecord<string | null, Invoice>, error: unknown): Promise<void> };
 
 export async function oneGroupMember(): Promise<void> {
   const consumer = createConsumer({
@@ -62,10 +63,13 @@ export async function finishedRule(): Promise<void> {
 
 export async function runCallbacks(): Promise<void> {
   await consumer.run({
+    maxConcurrency: 256, // records in flight at once, over every partition
+    ordering: 'key', // a customer's records one at a time, in order; other customers meanwhile
     eachMessage: async ({ message }) => {
-      await bill(message.key, message.value); // throws: this record comes again
+      await bill(message.key, message.value); // throws: this record is retried, its key waits
     },
-    onFailure: (_error, { attempts }) => (attempts < 5 ? 'retry' : 'stop'),
+    onFailure: (_error, { attempts }) => (attempts < 5 ? 'retry' : 'skip'),
+    onSkip: (record, error) => deadLetters.send(record, error), // then the record counts as finished
   });
 }
 

@@ -11,6 +11,7 @@ declare const consumer: Consumer;
 declare function handle(...args: unknown[]): Promise<void>;
 declare function bill(value: unknown): Promise<void>;
 declare function flush(partitions: TopicPartition[]): Promise<void>;
+declare const ledger: { apply(key: unknown, value: unknown): Promise<void> };
 /** pino's logger: (fields, message). */
 declare const pino: Record<'debug' | 'info' | 'warn' | 'error', (fields: object, message: string) => void>;
 
@@ -31,6 +32,16 @@ export async function consumerReadme2(): Promise<void> {
       for await (const record of stream.records()) handle(record);
     }),
   );
+}
+
+export async function consumerReadmeConcurrent(): Promise<void> {
+  await consumer.run({
+    maxConcurrency: 256, // records in flight at once (default 64)
+    ordering: 'key', // an account's records in order; other accounts meanwhile
+    eachMessage: async ({ message }) => {
+      await ledger.apply(message.key, message.value);
+    },
+  });
 }
 
 export async function consumerReadme3(): Promise<void> {

@@ -128,7 +128,7 @@ test('auto.offset.reset none: a truncation is a LogTruncationError naming the di
 test('a committed offset restored with its leader epoch is validated: a truncation below it is found before the first fetch', async () => {
   const cluster = await FakeCluster.start();
   cluster.createTopic('t', 1, 10, 0);
-  cluster.committed.set('t\u00000', { offset: 10n, leaderEpoch: 0 });
+  cluster.committed.set('t\u00000', { offset: 10n, leaderEpoch: 0, metadata: null });
   cluster.electUnclean('t', 0, 5);
   cluster.append('t', 0, 8);
   const c = consumer(cluster, { groupId: 'g', heartbeatIntervalMs: 200 });

@@ -66,7 +66,7 @@ test('configuration: kafkajs spellings name the kwire option, near misses get "d
     ['fetch.max.wait', [/did you mean fetchMaxWaitMs \(fetch\.max\.wait\.ms\)\?/]],
     ['fetchMaxWait', [/unknown configuration option "fetchMaxWait": did you mean fetchMaxWaitMs/]],
     ['fromBeginning', [/kafkajs's subscribe\(\) option/, /autoOffsetReset: 'earliest'/]],
-    ['partitionsConsumedConcurrently', [/kafkajs's run\(\) option/, /consumer\.streams\(\{ topic: N \}\) before run\(\)/]],
+    ['partitionsConsumedConcurrently', [/kafkajs's run\(\) option/, /run\(\{ maxConcurrency: N, ordering: 'partition' \}\)/]],
     ['autoCommit', [/enableAutoCommit: false/]],
     ['autoCommitInterval', [/autoCommitIntervalMs \(auto\.commit\.interval\.ms\)/]],
     ['autoCommitThreshold', [/no commit threshold/, /commitSync\(\)/]],
@@ -349,7 +349,7 @@ test('run(): exactly one handler, known options, kafkajs options named', () => {
   usage.checkRunOptions({ eachMessage: each, onFailure: () => 'retry' as const });
   refuses(
     () => usage.checkRunOptions({ eachMessage: each, partitionsConsumedConcurrently: 3 }),
-    /run\(\): partitionsConsumedConcurrently is kafkajs's run\(\) option: use consumer\.streams\(\{ topic: N \}\) before run\(\)/,
+    /run\(\): partitionsConsumedConcurrently is kafkajs's run\(\) option: give run\(\{ maxConcurrency: N, ordering: 'partition' \}\)/,
   );
   refuses(() => usage.checkRunOptions({ eachMessage: each, autoCommit: false }), /run\(\): autoCommit is kafkajs's run\(\) option: set enableAutoCommit: false/);
   refuses(() => usage.checkRunOptions({ eachMessage: each, autoCommitInterval: 1000 }), /autoCommitIntervalMs \(auto\.commit\.interval\.ms\)/);
@@ -357,14 +357,26 @@ test('run(): exactly one handler, known options, kafkajs options named', () => {
   refuses(() => usage.checkRunOptions({ eachMessage: each, restartOnFailure: async () => true }), /onFailure/);
   refuses(() => usage.checkRunOptions({ eachMesage: each }), /unknown option "eachMesage": did you mean eachMessage\?/);
   refuses(() => usage.checkRunOptions({ eachMessage: each, maxPollRecords: 10 }), /maxPollRecords is a configuration option: give it to createConsumer\(\)/);
-  refuses(() => usage.checkRunOptions({ eachMessage: each, foo: 1 }), /unknown option "foo" \(it takes eachBatch, eachMessage, eachBatchAutoResolve, onFailure\)/);
+  refuses(
+    () => usage.checkRunOptions({ eachMessage: each, foo: 1 }),
+    /unknown option "foo" \(it takes eachBatch, eachMessage, eachBatchAutoResolve, onFailure, maxConcurrency, ordering, onSkip, worker\)/,
+  );
+  // The concurrency options.
+  usage.checkRunOptions({ eachMessage: each, maxConcurrency: 256, ordering: 'key', onFailure: 'skip', onSkip: () => {} });
+  refuses(() => usage.checkRunOptions({ eachMessage: each, maxConcurrency: 0 }), /maxConcurrency must be an integer from 1 to 1000000 \(records in flight at once\), not 0/);
+  refuses(() => usage.checkRunOptions({ eachMessage: each, maxConcurrency: '64' }), /maxConcurrency must be an integer/);
+  refuses(() => usage.checkRunOptions({ eachMessage: each, ordering: 'keys' }), /ordering must be 'key', 'partition' or 'unordered', not "keys": did you mean 'key'\?/);
+  refuses(() => usage.checkRunOptions({ eachBatch: each, ordering: 'key' }), /ordering is for eachMessage/);
+  refuses(() => usage.checkRunOptions({ eachBatch: each, onFailure: 'skip' }), /onFailure 'skip' is for eachMessage/);
+  refuses(() => usage.checkRunOptions({ eachMessage: each, onSkip: 'dlq' }), /onSkip must be a function/);
+  refuses(() => usage.checkRunOptions({ eachMessage: each, onFailure: 'ignore' }), /did you mean 'skip'\?/);
   refuses(() => usage.checkRunOptions({}), /run\(\) needs exactly one of eachBatch and eachMessage: run\(\{ eachMessage: async/);
   refuses(() => usage.checkRunOptions({ eachMessage: each, eachBatch: each }), /not both/);
   refuses(() => usage.checkRunOptions({ eachMessage: 'handle' }), /eachMessage must be a function, not "handle"/);
   refuses(() => usage.checkRunOptions({ eachBatch: {} }), /eachBatch must be a function/);
   refuses(() => usage.checkRunOptions({ eachBatch: each, eachBatchAutoResolve: 'no' }), /eachBatchAutoResolve must be true or false, not "no"/);
   refuses(() => usage.checkRunOptions({ eachMessage: each, eachBatchAutoResolve: false }), /eachBatchAutoResolve is for eachBatch/);
-  refuses(() => usage.checkRunOptions({ eachMessage: each, onFailure: 'restart' }), /onFailure must be 'retry', 'stop' or a function .*not "restart": did you mean 'retry'\?/);
+  refuses(() => usage.checkRunOptions({ eachMessage: each, onFailure: 'restart' }), /onFailure must be 'retry', 'stop', 'skip' or a function .*not "restart": did you mean 'retry'\?/);
   refuses(() => usage.checkRunOptions({ eachMessage: each, onFailure: 'stpo' }), /did you mean 'stop'\?/);
   refuses(() => usage.checkRunOptions(undefined), /run\(\) takes \{ eachMessage \} or \{ eachBatch \}, not undefined/);
   refuses(() => usage.checkRunOptions(each), /not a function: run\(\{ eachMessage: yourFunction \}\)/);
