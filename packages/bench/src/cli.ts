@@ -3,6 +3,8 @@
 //   npm run bench                         full run (about 40 minutes on 2 cores)
 //   npm run bench -- --quick              smoke run (under 3 minutes)
 //   npm run bench -- --bootstrap H:P      use a running broker instead of starting one
+//   npm run bench -- --scenarios handler-io,handler-cpu
+//                                         handlers that do I/O or burn CPU (issue 31) alone
 //   npm run bench -- --json out.json      also write the results there
 //   npm run bench -- --cpu-prof           profile kwire where a goal is missed
 //   npm run bench -- --micro [--reps N] [--micro-only a,b] [--json F]
@@ -33,7 +35,8 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
   --reps N              measured passes per client and scenario, after the warm-up passes (one, and in full runs as many more as fill 1.5 s, 6 s for Java) (default 5, quick 1)
   --clients a,b         only these families or variants: kwire,kwire-nocrc,kwire-cursor,kwire-4mib,kafkajs,platformatic,rdkafka,
                         java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing,java@4MiB
-  --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p)
+  --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p; handler-io,handler-cpu:
+                        issue 31's handler-bound family alone, about 4-5 minutes)
   --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
   --node PATH           the Node for the clients (default: Node 24 through npx)
   --micro               no broker: the micro-benchmarks of the hot functions (frame split, batch scan,

@@ -13,6 +13,7 @@
 // the measured passes are the repetitions. Peers are swept over the settings their expert users
 // change for throughput; each setting is a client variant ("family@setting") with a row of its own,
 // and the report compares kwire (at its defaults) against each family's best variant.
+import type { HandlerSettings } from './clients/handler-settings.js';
 import type { Codec, ScenarioInfo } from './report/types.js';
 
 const MIB = 1_048_576;
@@ -218,6 +219,130 @@ export function variantById(id: string): ClientVariant | undefined {
   return THROUGHPUT_VARIANTS.find((v) => v.id === id);
 }
 
+/**
+ * The handler-bound family (issue 31): each row one client at one setting, one run, reading the
+ * family's keyed topic in a fresh group. `program` is the run-client program ('handler-kwire', ...)
+ * or 'java-parallel' (BenchParallel, driven from outside); `promises` is the order the setting
+ * guarantees per key, which the run is checked against (a row that breaks it fails).
+ */
+export interface HandlerVariant {
+  id: string;
+  family: string;
+  program: 'handler-kwire' | 'handler-kafkajs' | 'handler-platformatic' | 'java-parallel';
+  setting: string;
+  settings: Partial<HandlerSettings>;
+  promises: 'key' | 'none';
+}
+
+const kwireIo = (ordering: 'key' | 'partition', maxConcurrency: number): HandlerVariant => ({
+  id: `kwire@${ordering}-${maxConcurrency}`,
+  family: 'kwire',
+  program: 'handler-kwire',
+  setting: `run({ eachMessage, maxConcurrency: ${maxConcurrency}, ordering: '${ordering}' })`,
+  settings: { maxConcurrency, ordering },
+  promises: 'key',
+});
+const javaParallel = (maxConcurrency: number): HandlerVariant => ({
+  id: `java-parallel@key-${maxConcurrency}`,
+  family: 'java-parallel',
+  program: 'java-parallel',
+  setting: `parallel-consumer 0.5.3.2, ProcessingOrder.KEY, maxConcurrency ${maxConcurrency}, Thread.sleep in its pool threads`,
+  settings: { maxConcurrency, ordering: 'key' },
+  promises: 'key',
+});
+
+/**
+ * I/O-bound rows: a handler that awaits 5 ms. kwire with ordering 'partition' holds one record of
+ * each of the 12 partitions at a time whatever maxConcurrency says (at most 12 x 200 records/s),
+ * so it runs at 64 only: 256 and 1,024 would repeat the same figure for 30 s each.
+ */
+export const HANDLER_IO_VARIANTS: readonly HandlerVariant[] = [
+  kwireIo('key', 1024),
+  kwireIo('key', 256),
+  kwireIo('key', 64),
+  kwireIo('partition', 64),
+  javaParallel(1024),
+  javaParallel(256),
+  javaParallel(64),
+  {
+    id: 'kafkajs@pcc12',
+    family: 'kafkajs',
+    program: 'handler-kafkajs',
+    setting: 'run({ partitionsConsumedConcurrently: 12, eachMessage }) (its best: one record per partition at a time)',
+    settings: { partitionsConsumedConcurrently: 12 },
+    promises: 'key',
+  },
+  {
+    // Its README's "Concurrent processing": hwp's forEach(stream, handler, 16), no ordering.
+    id: 'platformatic@hwp16',
+    family: 'platformatic',
+    program: 'handler-platformatic',
+    setting: "consume() and hwp's forEach(stream, handler, 16), as its README shows (no ordering)",
+    settings: { concurrency: 16 },
+    promises: 'none',
+  },
+];
+
+/** CPU-bound rows: a handler that burns 1 ms of CPU, inline or on 2 worker threads (kwire's default ordering, 'partition'). */
+export const HANDLER_CPU_VARIANTS: readonly HandlerVariant[] = [
+  {
+    id: 'kwire@inline',
+    family: 'kwire',
+    program: 'handler-kwire',
+    setting: 'run({ eachMessage, maxConcurrency: 64 }), the burn on the main thread',
+    settings: { maxConcurrency: 64 },
+    promises: 'key',
+  },
+  {
+    id: 'kwire@worker-2',
+    family: 'kwire',
+    program: 'handler-kwire',
+    setting: "run({ worker: { module, threads: 2 } }), the burn on kwire's worker threads",
+    settings: { workerThreads: 2 },
+    promises: 'key',
+  },
+];
+
+export function handlerVariantsFor(s: ScenarioInfo): readonly HandlerVariant[] {
+  return s.kind === 'handler-io' ? HANDLER_IO_VARIANTS : s.kind === 'handler-cpu' ? HANDLER_CPU_VARIANTS : [];
+}
+
+export function handlerVariantById(kind: ScenarioInfo['kind'], id: string): HandlerVariant | undefined {
+  return (kind === 'handler-io' ? HANDLER_IO_VARIANTS : kind === 'handler-cpu' ? HANDLER_CPU_VARIANTS : []).find((v) => v.id === id);
+}
+
+/** The time limit of each handler-bound run: the slow peers (about 2,000-3,000 records/s) are measured over their first 30 s. */
+export const HANDLER_TIME_LIMIT_SECONDS = 30;
+
+/** I/O-bound: 200,000 records of 100 B keyed over 2,000 keys on 12 partitions, a handler that awaits 5 ms. */
+export function handlerIo(records = 200_000): ScenarioInfo {
+  return {
+    id: 'handler-io',
+    kind: 'handler-io',
+    title: `I/O-bound handler: ${records.toLocaleString('en-US')} records of 100 B, 2,000 keys, 12 partitions, a handler that awaits 5 ms`,
+    recordSize: 100,
+    partitions: 12,
+    compression: 'none',
+    records,
+    repetitions: 1,
+    keys: 2000,
+    handlerMs: 5,
+    timeLimitSeconds: HANDLER_TIME_LIMIT_SECONDS,
+  };
+}
+
+/** CPU-bound: the first 20,000 records handled of the same topic, a handler that burns 1 ms of CPU (20 s of CPU inline, on 2 shared cores). */
+export function handlerCpu(records = 20_000): ScenarioInfo {
+  return {
+    ...handlerIo(),
+    id: 'handler-cpu',
+    kind: 'handler-cpu',
+    title: `CPU-bound handler: ${records.toLocaleString('en-US')} records of the I/O-bound topic, a handler that burns 1 ms of CPU`,
+    records,
+    handlerMs: 1,
+  };
+}
+
 export interface Plan {
   mode: 'full' | 'quick';
   scenarios: ScenarioInfo[];
@@ -404,6 +529,10 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
       // run of 7f6def1, 95 s in the run of 3187f52).
       shareOn(oneKb, 1, repetitions ?? 3),
       shareOn(oneKb, 3, repetitions ?? 3),
+      // Issue 31: handlers that do I/O or burn CPU (about 4-5 minutes: each row one run, the slow
+      // peers cut at 30 s). Not in --quick; `--scenarios handler-io,handler-cpu` runs them alone.
+      handlerIo(),
+      handlerCpu(),
     ],
   };
 }

@@ -29,6 +29,10 @@ const runners: Record<string, () => Promise<Runner>> = {
   'kwire-fairness': async () => (await import('./clients/kwire-fairness.js')).kwireFairnessClient,
   'kwire-share': async () => (await import('./clients/kwire-share.js')).kwireShareClient,
   rdkafka: async () => (await import('./clients/rdkafka.js')).rdkafkaClient,
+  // The handler-bound family (scenarios/handler.ts).
+  'handler-kwire': async () => (await import('./clients/handler-kwire.js')).kwireHandlerClient,
+  'handler-kafkajs': async () => (await import('./clients/handler-kafkajs.js')).kafkajsHandlerClient,
+  'handler-platformatic': async () => (await import('./clients/handler-platformatic.js')).platformaticHandlerClient,
 };
 
 const [client, json] = process.argv.slice(2);

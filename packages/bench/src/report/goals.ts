@@ -378,7 +378,87 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
     if (!flat.flat) rss.miss = `RSS grew ${(flat.worst - flat.settled).toFixed(1)} MiB after the first pass, ${(flat.worst - flat.settled - flat.allowance).toFixed(1)} MiB beyond the allowance`;
   } else rss.miss = soakRow ? `the soak run did not verify or has fewer than 3 passes: ${soakRow.reason ?? ''}` : 'no soak run';
   goals.push(rss);
-  return [...goals, ...issue16Goals(rows, scenarios)];
+  return [...goals, ...issue16Goals(rows, scenarios), ...issue31Goals(rows, scenarios)];
+}
+
+/** The kwire row of the I/O-bound goals (issue 31) and the Java row it is held against. */
+export const HANDLER_KEY_ROW = 'kwire@key-1024';
+export const HANDLER_JAVA_ROW = 'java-parallel@key-1024';
+export const HANDLER_WORKER_ROW = 'kwire@worker-2';
+
+/** Issue 31's goals: key-ordered concurrency for I/O-bound handlers, and CPU-bound ones off the main loop. */
+export function issue31Goals(rows: readonly ResultRow[], scenarios: readonly ScenarioInfo[]): GoalResult[] {
+  const io = scenarios.find((s) => s.kind === 'handler-io');
+  const cpu = scenarios.find((s) => s.kind === 'handler-cpu');
+  if (!io && !cpu) return [];
+  const goals: GoalResult[] = [];
+  const row = (s: ScenarioInfo | undefined, client: string) => (s ? rows.find((r) => r.scenario === s.id && r.client === client) : undefined);
+  const base = (id: string, text: string, target: number, direction: 'min' | 'max', s: ScenarioInfo | undefined): GoalResult => ({
+    id,
+    issue: 31,
+    text,
+    measured: 'not measured',
+    value: null,
+    target,
+    direction,
+    met: null,
+    scenarios: s ? [s.id] : [],
+  });
+  const why = (r: ResultRow | undefined, s: ScenarioInfo | undefined, client: string) =>
+    !s ? 'no handler-io scenario in this run' : !r ? `no ${client} row in this run` : r.status === 'skipped' ? `${client} skipped: ${r.reason ?? ''}` : `${client} did not verify: ${r.reason ?? ''}`;
+
+  const k = row(io, HANDLER_KEY_ROW);
+  const kOk = k?.verified && k.recordsPerSec && k.handler ? k : undefined;
+  const rate = base('handler-io-50k', `I/O-bound handler (awaits 5 ms), ordering 'key', maxConcurrency 1,024: >= 50,000 records/s (kwire, ${HANDLER_KEY_ROW})`, 50_000, 'min', io);
+  if (kOk) {
+    rate.value = kOk.recordsPerSec;
+    rate.measured = `${io!.id}: ${int(kOk.recordsPerSec)} records/s (${int(kOk.handler!.records)} records in ${kOk.handler!.seconds} s; handler p99 ${kOk.handler!.handlerP99Ms} ms)`;
+    rate.met = kOk.recordsPerSec! >= 50_000;
+    if (!rate.met) rate.miss = `missed by ${((1 - kOk.recordsPerSec! / 50_000) * 100).toFixed(1)}%: ${int(50_000 - kOk.recordsPerSec!)} records/s short`;
+  } else rate.miss = why(k, io, HANDLER_KEY_ROW);
+  goals.push(rate);
+
+  // Every kwire row that promises key order (ordering 'key' and 'partition'), not only 1,024.
+  const keyRows = io ? rows.filter((r) => r.scenario === io.id && r.family === 'kwire' && r.handler) : [];
+  const order = base('handler-io-order', "I/O-bound handler: 0 per-key order violations and 0 duplicates (kwire, every ordering 'key' and 'partition' row)", 0, 'max', io);
+  if (keyRows.length) {
+    const bad = (r: ResultRow) => r.handler!.outOfOrder + r.handler!.overlaps + r.handler!.duplicates;
+    order.value = Math.max(...keyRows.map(bad));
+    order.measured = keyRows
+      .map((r) => `${r.client}: ${r.handler!.outOfOrder} out of order, ${r.handler!.overlaps} overlapping, ${r.handler!.duplicates} duplicates over ${int(r.handler!.records)} records`)
+      .join('; ');
+    order.met = order.value === 0 && keyRows.every((r) => r.status !== 'skipped');
+    if (order.value > 0) order.miss = `${order.value} on ${keyRows.find((r) => bad(r) === order.value)!.client}`;
+  } else order.miss = io ? 'no kwire row with handler figures in this run (skipped or failed)' : 'no handler-io scenario in this run';
+  goals.push(order);
+
+  const j = row(io, HANDLER_JAVA_ROW);
+  const vsJava = base('handler-io-java', `I/O-bound handler, key order, maxConcurrency 1,024: kwire >= Confluent's parallel-consumer (${HANDLER_JAVA_ROW}) in records/s`, 1, 'min', io);
+  if (kOk && j?.verified && j.recordsPerSec) {
+    const r = kOk.recordsPerSec! / j.recordsPerSec;
+    vsJava.value = Math.round(r * 1000) / 1000;
+    vsJava.measured = `${io!.id}: kwire ${int(kOk.recordsPerSec)} against ${int(j.recordsPerSec)} records/s (${x(r)})`;
+    vsJava.met = r >= 1;
+    if (!vsJava.met) vsJava.miss = `missed by ${((1 - r) * 100).toFixed(1)}%`;
+  } else vsJava.miss = !kOk ? why(k, io, HANDLER_KEY_ROW) : why(j, io, HANDLER_JAVA_ROW);
+  goals.push(vsJava);
+
+  const w = row(cpu, HANDLER_WORKER_ROW);
+  const loop = base('handler-cpu-loop-5ms', `CPU-bound handler (burns 1 ms) on 2 worker threads: the main loop's p99 delay < 5 ms (kwire, ${HANDLER_WORKER_ROW}; 1 ms samples)`, 5, 'max', cpu);
+  if (w?.verified && w.handler?.loopDelayP99Ms != null) {
+    const h = w.handler;
+    const inline = row(cpu, 'kwire@inline');
+    loop.value = h.loopDelayP99Ms ?? null;
+    loop.measured = `${cpu!.id}: p99 ${h.loopDelayP99Ms} ms (max ${h.loopDelayMaxMs} ms) at ${int(w.recordsPerSec)} records/s${h.heartbeat ? `, heartbeats ${h.heartbeat.rebalances + h.heartbeat.lost + h.heartbeat.pollIntervalExceeded === 0 ? 'kept' : 'NOT kept'} (longest age ${h.heartbeat.maxAgeMs} ms, interval ${h.heartbeat.intervalMs} ms)` : ''}${inline?.handler ? `; inline: p99 ${inline.handler.loopDelayP99Ms} ms at ${int(inline.recordsPerSec)} records/s` : ''}`;
+    loop.met = loop.value! < 5;
+    if (!loop.met) loop.miss = `missed by ${(loop.value! - 5).toFixed(2)} ms`;
+  } else loop.miss = !cpu ? 'no handler-cpu scenario in this run' : why(w, cpu, HANDLER_WORKER_ROW);
+  goals.push(loop);
+  return goals;
+}
+
+function int(n: number | null | undefined): string {
+  return n === null || n === undefined ? '-' : Math.round(n).toLocaleString('en-US');
 }
 
 /** The consumer's main thread on a CPU and waiting for one, before the drain and during it. */

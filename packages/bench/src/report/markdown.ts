@@ -2,7 +2,7 @@
 // the measured figures, every table, the chart, the profiles and the notes on method.
 import { DEFAULT_VARIANT, warmupSecondsFor } from '../plan.js';
 import { bestOf, ratio, ratioToBest } from './summarize.js';
-import { int, num, status } from './table.js';
+import { HANDLER_HEADERS, HANDLER_RIGHT, handlerCells, int, num, status } from './table.js';
 import type { BenchResults, ResultRow } from './types.js';
 
 function mdTable(headers: string[], rows: string[][], right: boolean[] = []): string {
@@ -366,6 +366,24 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ['client', 'median ms', 'each run ms', 'repetitions', 'verified'],
         reb.map((r) => [r.label, num(r.joinToFirstRecordMs, 0), r.runsValues ? r.runsValues.map((v) => num(v, 0)).join(' / ') : '-', String(r.repetitions), verifiedCell(r)]),
         [false, true, false, true, false],
+      ),
+      '',
+    );
+  }
+
+  for (const kind of ['handler-io', 'handler-cpu'] as const) {
+    const h = rows.filter((r) => r.kind === kind);
+    if (!h.length) continue;
+    const s = results.scenarios.find((x) => x.kind === kind)!;
+    out.push(
+      kind === 'handler-io' ? '## Handlers that do I/O (issue 31)' : '## Handlers that burn CPU (issue 31)',
+      '',
+      `${s.title}. Each row is one run in a fresh group, reading the topic from the beginning, stopped at exactly ${int(s.records)} distinct records handled or ${s.timeLimitSeconds} s after its first handler started (then records/s is over that window). Records/s: first handler start to last handler end. Order violations, per key (a key's records sorted by start time): a lower seq after a higher one, plus a start before the key's previous record ended (shown as out of order + overlapping); settings that promise per-key order fail on any. Handler p99: handler start to end (${kind === 'handler-io' ? 'the 5 ms await and what the process adds to it' : 'the 1 ms burn and what the thread adds to it'}). e2e p99: CreateTime to handler end; the topic was loaded once before the family, so this is mostly its age when read, not a client's own latency. Main loop p99: the event loop's delay (monitorEventLoopDelay, 1 ms resolution) from the first handler start to the stop. Heartbeats (kwire): the longest time since a successful heartbeat, sampled every 100 ms, against heartbeat.interval.ms, and rebalances after the first assignment.`,
+      '',
+      mdTable(
+        ['setting', ...HANDLER_HEADERS],
+        h.map((r) => [r.setting ?? '', ...handlerCells(r).map((c, i) => (i === HANDLER_HEADERS.length - 1 ? verifiedCell(r) : c))]),
+        [false, ...HANDLER_RIGHT],
       ),
       '',
     );

@@ -1,6 +1,6 @@
 // From runs to rows: checksum verification against the scenario's agreed reference, then medians
 // over repetitions and ratios to the ceiling. Pure functions (unit-tested on fixed inputs).
-import { THROUGHPUT_VARIANTS, variantById } from '../plan.js';
+import { handlerVariantById, THROUGHPUT_VARIANTS, variantById } from '../plan.js';
 import type { AllocRecord, LatencyFigures, ResultRow, RunRecord, ScenarioInfo } from './types.js';
 
 export const CLIENT_LABELS: Record<string, string> = {
@@ -13,6 +13,7 @@ export const CLIENT_LABELS: Record<string, string> = {
   rdkafka: 'node-rdkafka (librdkafka)',
   java: 'Java consumer',
   kcat: 'kcat (librdkafka)',
+  'java-parallel': "Confluent's parallel-consumer (Java)",
   ceiling: 'transport ceiling',
   'ceiling-decompress': 'transport ceiling, decompressing',
   'ceiling-burn': 'transport ceiling, burning CPU',
@@ -42,6 +43,7 @@ export function verificationOf(client: string, kind: ScenarioInfo['kind']): stri
   if (familyOf(client) === 'java') return kind === 'throughput' ? 'count and checksum of every value (BenchJava computes the same digest)' : 'count';
   if (client.startsWith('ceiling')) return 'count, from the fetch offsets (values not decoded)';
   if (client.startsWith('kcat')) return 'count and value bytes, from its output (-f "%S\\n": each value\'s size)';
+  if (kind === 'handler-io' || kind === 'handler-cpu') return 'every record handled once (by partition and offset), its key against its value, per-key order where the setting promises it';
   return 'count and checksum of every value';
 }
 
@@ -145,7 +147,7 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         runsRecordsPerSec: mine.map((r) => (r.status === 'ok' ? r.recordsPerSec : null)),
         spread: spreadOf(ok.map((r) => r.recordsPerSec)),
       };
-      const variant = s.kind === 'throughput' ? variantById(client) : undefined;
+      const variant = s.kind === 'throughput' ? variantById(client) : handlerVariantById(s.kind, client);
       if (variant) {
         row.family = variant.family;
         row.setting = variant.setting;
@@ -214,6 +216,8 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
       if (s.kind === 'soak') row.rssByPassMb = use[0]?.rssByPassMb;
       if (s.kind === 'group') row.duplicates = median(use.map((r) => r.duplicates ?? 0)) ?? 0;
       if (s.kind === 'share') row.members = s.members ?? 1;
+      // One run per row: its figures as they are.
+      if (s.kind === 'handler-io' || s.kind === 'handler-cpu') row.handler = use.find((r) => r.handler)?.handler;
       rows.push(row);
     }
     const ceiling = rows.find((r) => r.scenario === s.id && r.client === 'ceiling' && r.verified);

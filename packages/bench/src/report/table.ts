@@ -52,6 +52,32 @@ export function throughputCells(r: ResultRow): string[] {
   ];
 }
 
+/** The handler-bound family's columns (issue 31), the console's and the Markdown's. */
+export const HANDLER_HEADERS = ['client', 'records/s', 'records', 'seconds', 'order violations', 'duplicates', 'handler p99 ms', 'e2e p99 ms', 'main loop p99 ms', 'heartbeats', 'CPU s', 'verified'];
+export const HANDLER_RIGHT = [false, true, true, true, true, true, true, true, true, false, true, false];
+
+export function handlerCells(r: ResultRow): string[] {
+  const h = r.handler;
+  const hb = h?.heartbeat;
+  const beats = hb
+    ? `${hb.rebalances + hb.lost + hb.pollIntervalExceeded === 0 && (hb.maxAgeMs ?? 0) <= hb.intervalMs + 1000 ? 'on time' : 'LATE'}: max age ${int(hb.maxAgeMs)} ms / ${int(hb.intervalMs)}, ${hb.rebalances} rebalances${hb.lost ? `, ${hb.lost} lost` : ''}${hb.pollIntervalExceeded ? `, ${hb.pollIntervalExceeded} poll-interval` : ''}`
+    : '-';
+  return [
+    r.label,
+    int(r.recordsPerSec),
+    h ? `${int(h.records)}${h.capped ? ' (time limit)' : ''}` : '-',
+    num(h?.seconds, 2),
+    h ? `${int(h.outOfOrder + h.overlaps)}${h.outOfOrder + h.overlaps > 0 ? ` (${int(h.outOfOrder)} + ${int(h.overlaps)})` : ''}` : '-',
+    h ? int(h.duplicates) : '-',
+    num(h?.handlerP99Ms, 2),
+    int(h?.e2eP99Ms),
+    num(h?.loopDelayP99Ms, 2),
+    beats,
+    num(r.cpuSeconds, 2),
+    status(r),
+  ];
+}
+
 export function consoleReport(results: BenchResults): string {
   const out: string[] = [];
   const rows = results.results;
@@ -141,6 +167,17 @@ export function consoleReport(results: BenchResults): string {
         [false, false, true, true, true, true, true, true, false],
       ),
     );
+  }
+  for (const kind of ['handler-io', 'handler-cpu'] as const) {
+    const h = rows.filter((r) => r.kind === kind);
+    if (!h.length) continue;
+    out.push(
+      '',
+      kind === 'handler-io'
+        ? 'I/O-bound handler (awaits 5 ms; records/s from the first handler start to the last end; violations = out of order + overlapping, per key; handler = start to end; e2e = CreateTime to end, mostly the backlog age)'
+        : "CPU-bound handler (burns 1 ms; main loop p99 = the event loop's delay, 1 ms samples, over the run)",
+    );
+    out.push(textTable(HANDLER_HEADERS, h.map(handlerCells), HANDLER_RIGHT));
   }
   const reb = rows.filter((r) => r.kind === 'rebalance');
   if (reb.length) {

@@ -3,7 +3,7 @@
 // JSON and turned into the console table, the Markdown report and the SVG chart.
 
 export type Codec = 'none' | 'lz4' | 'zstd';
-export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share' | 'fairness';
+export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share' | 'fairness' | 'handler-io' | 'handler-cpu';
 
 export interface ScenarioInfo {
   id: string;
@@ -36,6 +36,10 @@ export interface ScenarioInfo {
   sweep?: boolean;
   /** throughput: 'value' (values only; null keys, no headers) or 'full' (keys and headers; every field read). */
   touch?: 'value' | 'full';
+  /** handler-io, handler-cpu: distinct keys, the handler's work per record (ms awaited or burnt) and the time limit of a run. */
+  keys?: number;
+  handlerMs?: number;
+  timeLimitSeconds?: number;
 }
 
 export type RunStatus = 'ok' | 'failed' | 'skipped';
@@ -83,7 +87,52 @@ export interface RunRecord {
   joinToFirstRecordMs?: number | null;
   rssByPassMb?: number[];
   duplicates?: number;
+  /** handler-io, handler-cpu: order, duplicates, latencies, the loop's delay, heartbeats. */
+  handler?: HandlerFigures;
   notes?: string[];
+}
+
+/** The handler-bound family's figures of one run (issue 31; clients/handler-check.ts, java/BenchParallel.java). */
+export interface HandlerFigures {
+  /** Distinct records whose handler ended while the run was counting (at most the target). */
+  records: number;
+  /** First handler start to the last counted handler end. */
+  seconds: number;
+  /** Stopped by the time limit before the target. */
+  capped: boolean;
+  /** Per-key order: a lower seq after a higher one, and a start before the key's previous end. */
+  outOfOrder: number;
+  overlaps: number;
+  /** Handler calls for a record already started. */
+  duplicates: number;
+  /** Records whose key did not match the key written in the value (a bad load or a bad decode). */
+  badKeys: number;
+  /** Handler start to handler end (the awaited 5 ms plus what the process adds to it), ms. */
+  handlerP50Ms: number | null;
+  handlerP99Ms: number | null;
+  /** CreateTime to handler end, ms: on a topic loaded before the run, mostly the backlog's age. */
+  e2eP50Ms: number | null;
+  e2eP99Ms: number | null;
+  /** CPU-bound rows: the main thread's event-loop delay (monitorEventLoopDelay, 1 ms resolution) over the run. */
+  loopDelayP99Ms?: number | null;
+  loopDelayMaxMs?: number | null;
+  /** Group health over the run (kwire): see HeartbeatFigures. */
+  heartbeat?: HeartbeatFigures;
+  /** Threads the handler ran on (Java: the process's live threads at the end). */
+  threads?: number;
+}
+
+/** Whether the member kept its group membership while handlers ran. */
+export interface HeartbeatFigures {
+  /** The longest time since the last successful heartbeat, sampled every 100 ms (consumer.metrics()). */
+  maxAgeMs: number | null;
+  intervalMs: number;
+  sessionTimeoutMs: number;
+  /** Rebalances after the first assignment, partitions lost, poll-interval overruns, failed heartbeats. */
+  rebalances: number;
+  lost: number;
+  pollIntervalExceeded: number;
+  heartbeatErrors: number;
 }
 
 export interface LatencyFigures {
@@ -171,6 +220,8 @@ export interface ResultRow {
   duplicates?: number;
   /** share: members of the share group. */
   members?: number;
+  /** handler-io, handler-cpu: the run's figures (one run per row). */
+  handler?: HandlerFigures;
   notes?: string[];
 }
 
