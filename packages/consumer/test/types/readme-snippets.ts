@@ -44,6 +44,10 @@ export async function consumerReadmeConcurrent(): Promise<void> {
   });
 }
 
+export async function consumerReadmeWorker(): Promise<void> {
+  await consumer.run({ worker: { module: new URL('./score.mjs', import.meta.url), threads: 2 }, maxConcurrency: 8, ordering: 'key' });
+}
+
 export async function consumerReadme3(): Promise<void> {
   const consumer = createConsumer({ bootstrapServers: 'localhost:9092', groupId: 'totals' });
   await consumer.subscribe({ topics: ['payments'] });
