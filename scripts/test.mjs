@@ -28,7 +28,7 @@ const INTEGRATION_TIMEOUT_MS = 50 * 60_000;
 /**
  * Integration files that start a cluster of their own and spend their minutes in sleeps and fault
  * windows: they run alongside the other integration suites (after the bench's, a measurement),
- * not after them. The chaos test is about 5 of npm test's minutes.
+ * not after them. The chaos test (three modes) is about 5 of npm test's minutes.
  */
 const ALONGSIDE = [{ pkg: 'consumer', name: 'chaos', pattern: 'chaos\\.test\\.js$' }];
 

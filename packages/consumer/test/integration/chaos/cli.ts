@@ -1,7 +1,9 @@
-// `npm run chaos -- [--minutes N] [--seed S]... [--runs K] [--protocol classic|consumer]...`:
+// `npm run chaos -- [--minutes N] [--seed S]... [--runs K] [--protocol classic|consumer]... [--concurrent]`:
 // long chaos runs on a 3-node cluster of their own. Each run has its own seed (the --seed values,
 // else KWIRE_CHAOS_SEED, else random ones) and protocol (alternating over --protocol, by default
-// classic cooperative-sticky then KIP-848). Prints each run's summary; exits 1 if any failed.
+// classic cooperative-sticky then KIP-848). --concurrent: every run in the concurrent mode
+// (run({ maxConcurrency: 64, ordering: 'key' }), a handler of 0-20 ms; oracle rules (8)-(10)).
+// Prints each run's summary; exits 1 if any failed.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     runs: { type: 'string' },
     protocol: { type: 'string', multiple: true },
     quiet: { type: 'boolean' },
+    concurrent: { type: 'boolean' },
   },
 });
 const minutes = Number(values.minutes);
@@ -40,7 +43,15 @@ const summaries: string[] = [];
 let failed = 0;
 try {
   for (let i = 0; i < runs; i++) {
-    const r = await runChaos({ cluster, seed: seeds[i]!, groupProtocol: protocols[i % protocols.length]!, faultMs: minutes * 60_000, dir, log: values.quiet ? undefined : log });
+    const r = await runChaos({
+      cluster,
+      seed: seeds[i]!,
+      groupProtocol: protocols[i % protocols.length]!,
+      concurrent: values.concurrent ?? false,
+      faultMs: minutes * 60_000,
+      dir,
+      log: values.quiet ? undefined : log,
+    });
     log(r.summary);
     summaries.push(r.summary);
     if (r.report.violations.length) failed++;

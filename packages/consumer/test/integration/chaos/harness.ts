@@ -1,19 +1,19 @@
 // One chaos run on a 3-node cluster: a topic of 6 partitions (RF 3), a producer at ~150 records/s
-// with acks=all, three kwire group members (child processes, each behind its own FaultProxy), a
+// with acks=all (keyed records: 500 keys, each in one partition), three kwire group members (child processes, each behind its own FaultProxy), a
 // seeded fault schedule, then the end: faults stopped, the producer stopped, every committed offset
 // at the high watermark, every member closed with its budget; then the oracle (oracle.ts) over the
 // members' logs, the high watermarks (ListOffsets) and ConsumerGroupCommand's reading.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, closeSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, readSync, closeSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FindCoordinator, ListOffsets, Metadata, ZERO_UUID } from '@kwire/protocol';
+import { FindCoordinator, ListOffsets, Metadata, ZERO_UUID, type RecordInput } from '@kwire/protocol';
 import { createTopic, describeGroupOffsets, type KafkaCluster } from '@kwire/broker';
 import { BrokerPool } from '../../../src/internals.js';
-import { TestProducer, FaultProxy } from '@kwire/testkit';
+import { TestProducer, FaultProxy, prng } from '@kwire/testkit';
 import type { MemberOptions } from './member.js';
-import { checkChaos, type FaultRecord, type OracleReport } from './oracle.js';
+import { checkChaos, parseFinishedField, type FaultRecord, type OracleReport } from './oracle.js';
 import { FAULT_KINDS, planFaults, type PlannedFault } from './schedule.js';
 
 const memberScript = join(dirname(fileURLToPath(import.meta.url)), 'member.js');
@@ -23,6 +23,10 @@ export const SESSION_TIMEOUT_MS = 10_000;
 export const HEARTBEAT_INTERVAL_MS = 1_000;
 export const CLOSE_BUDGET_MS = 10_000;
 const PROGRESS_WITHIN_MS = 60_000;
+/** Distinct record keys; key k goes to partition k % PARTITIONS, as a key-hashing producer would. */
+export const KEYS = 500;
+/** The concurrent mode's members: run({ maxConcurrency, ordering: 'key' }), a handler of 0-MAX_WAIT_MS. */
+export const CONCURRENT = { maxConcurrency: 64, maxWaitMs: 20 } as const;
 
 /** Broker settings the chaos cluster needs: durable writes, and KIP-848 sessions as short as classic ones. */
 export const CHAOS_BROKER_CONFIG = {
@@ -39,6 +43,11 @@ export interface ChaosOptions {
   cluster: KafkaCluster;
   seed: number;
   groupProtocol: 'classic' | 'consumer';
+  /**
+   * The concurrent mode: members run({ maxConcurrency: 64, ordering: 'key' }) with a handler that
+   * waits 0-20 ms (seeded), and the oracle checks rules (8)-(10) instead of (6).
+   */
+  concurrent?: boolean;
   /** How long faults are injected. */
   faultMs: number;
   /** The faults to inject; by default the seed's schedule for `faultMs` (planFaults). */
@@ -55,6 +64,7 @@ export interface ChaosResult {
   /** Records acknowledged per second while the producer ran. */
   produceRate: number;
   groupProtocol: string;
+  concurrent: boolean;
   report: OracleReport;
   produced: number;
   highWatermarks: number[];
@@ -74,6 +84,8 @@ class Slot {
   /** Between SIGSTOP and SIGCONT. */
   frozen = false;
   unexpectedExits: string[] = [];
+  /** Processes started in this slot: each incarnation's handler waits come from its own seed. */
+  starts = 0;
   readonly logFile: string;
   private readonly errFile: string;
 
@@ -81,6 +93,7 @@ class Slot {
     readonly index: number,
     readonly proxy: FaultProxy,
     private readonly options: Omit<MemberOptions, 'log' | 'bootstrap'> & { bootstrap: string },
+    private readonly seed: number,
     dir: string,
   ) {
     this.logFile = join(dir, `member-${index}.log`);
@@ -94,6 +107,8 @@ class Slot {
   start(): void {
     const err = openSync(this.errFile, 'a');
     const options: MemberOptions = { ...this.options, log: this.logFile };
+    if (options.concurrent) options.concurrent = { ...options.concurrent, seed: (this.seed + 7_919 * this.index + 104_729 * this.starts) >>> 0 };
+    this.starts++;
     const child = spawn(process.execPath, [memberScript, JSON.stringify(options)], { stdio: ['ignore', 'ignore', err] });
     closeSync(err);
     this.child = child;
@@ -111,6 +126,37 @@ class Slot {
     this.child?.kill(sig);
   }
 
+  /**
+   * Waits (up to `ms`) for the member's log to show a commit whose metadata carried finished
+   * records; resolves with how many it carried, or 0 at the timeout. Reads only what was written
+   * since the call.
+   */
+  async commitWithMetadata(ms: number): Promise<number> {
+    const deadline = Date.now() + ms;
+    let position = statSync(this.logFile).size;
+    let rest = '';
+    const fd = openSync(this.logFile, 'r');
+    try {
+      const chunk = Buffer.allocUnsafe(1 << 16);
+      while (Date.now() < deadline) {
+        for (let n: number; (n = readSync(fd, chunk, 0, chunk.length, position)) > 0; ) {
+          position += n;
+          const lines = (rest + chunk.toString('latin1', 0, n)).split('\n');
+          rest = lines.pop()!;
+          for (const l of lines) {
+            const field = l.startsWith('C ') ? l.split(' ')[4] : undefined;
+            const finished = parseFinishedField(field);
+            if (finished?.size) return finished.size;
+          }
+        }
+        await sleep(10);
+      }
+      return 0;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   stderrTail(): string {
     try {
       return readFileSync(this.errFile, 'utf8').slice(-1500);
@@ -124,27 +170,39 @@ class Slot {
  * ~150 records/s: 25 a second to each of the 6 partitions, each partition on its own, in batches
  * of 5 every 200 ms; a partition that fell behind (a slow acks=all round trip, a leader killed)
  * sends what it owes in one batch (at most 100), so the rate holds on a loaded machine.
+ * Keys: partition p's records draw (seeded) among the keys k with k % 6 = p (83 or 84 of them),
+ * values are `<partition>:<n>:<key>#<sequence of that key>`.
  */
-function startProducer(bootstrap: string, topic: string) {
+function startProducer(bootstrap: string, topic: string, seed: number) {
   const producer = new TestProducer(bootstrap);
   let running = true;
   let produced = 0;
   let errors = 0;
   const start = Date.now();
   const loops = Array.from({ length: PARTITIONS }, async (_, p) => {
+    const rnd = prng((seed * PARTITIONS + p) >>> 0);
+    const keys = Array.from({ length: Math.ceil((KEYS - p) / PARTITIONS) }, (_, i) => p + i * PARTITIONS);
+    const sequence = new Map<number, number>();
     let n = 0;
+    // A batch that failed goes again as it was (same keys, same sequences), as a producer retries.
+    let batch: RecordInput[] | undefined;
     while (running) {
       const owed = Math.floor(((Date.now() - start) / 1000) * 25) - n;
-      if (owed < 5) {
+      if (!batch && owed < 5) {
         await sleep(Math.ceil(((n + 5) / 25) * 1000) - (Date.now() - start));
         continue;
       }
-      const count = Math.min(owed, 100);
-      const records = Array.from({ length: count }, (_, i) => ({ value: `${p}:${n + i}` }));
+      batch ??= Array.from({ length: Math.min(owed, 100) }, (_, i) => {
+        const k = keys[Math.floor(rnd() * keys.length)]!;
+        const seq = sequence.get(k) ?? 0;
+        sequence.set(k, seq + 1);
+        return { key: `k${k}`, value: `${p}:${n + i}:k${k}#${seq}` };
+      });
       try {
-        await producer.send(topic, p, records);
-        n += count;
-        produced += count;
+        await producer.send(topic, p, batch);
+        n += batch.length;
+        produced += batch.length;
+        batch = undefined;
       } catch {
         // A leader killed, the ISR shrinking: retried (a retry may write the records twice; the
         // oracle counts offsets, not values).
@@ -263,12 +321,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const started = Date.now();
   const log = o.log ?? (() => {});
   const { cluster, seed } = o;
-  const tag = `${o.groupProtocol}-${seed}-${Date.now().toString(36)}`;
+  const mode = o.concurrent ? `${o.groupProtocol}-concurrent` : o.groupProtocol;
+  const tag = `${mode}-${seed}-${Date.now().toString(36)}`;
   const topic = `chaos-${tag}`;
   const groupId = `chaos-${tag}`;
   const dir = join(o.dir, tag);
   mkdirSync(dir, { recursive: true });
-  log(`chaos ${o.groupProtocol} seed ${seed}: topic ${topic}, logs in ${dir}`);
+  log(`chaos ${mode} seed ${seed}: topic ${topic}, logs in ${dir}`);
   await createTopic(cluster, { topic, partitions: PARTITIONS, replicationFactor: 3, config: { 'min.insync.replicas': 2, 'unclean.leader.election.enable': 'false' } });
 
   const admin = new Admin(cluster.bootstrap);
@@ -287,6 +346,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   /** Applies one fault; what lifts it (restart, SIGCONT, end of black hole) runs in the background. */
   async function apply(f: PlannedFault): Promise<void> {
     const slot = slots[f.member]!;
+    if (f.kind === 'member-sigkill' && o.concurrent) {
+      // Aimed: the kill lands right after a commit whose metadata carried finished records (its
+      // head record still running), so that rule (9) sees records the metadata must keep from
+      // coming again, and records in flight that must. Within 10 s, else where it falls.
+      const carried = await slot.commitWithMetadata(10_000);
+      log(`    ${carried ? `aimed: right after a commit with ${carried} finished record(s) in its metadata` : 'not aimed: no commit with metadata within 10 s'}`);
+    }
     const at = Date.now();
     const record = (target: string, end: number) => faults.push({ kind: f.kind, target, start: at, end });
     const lifted = (target: string, work: () => Promise<void>) => {
@@ -388,7 +454,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   let produced = 0;
   let produceRate = 0;
   try {
-    producer = startProducer(cluster.bootstrap, topic);
+    producer = startProducer(cluster.bootstrap, topic, seed);
     const producing = Date.now();
     for (let i = 0; i < 3; i++) {
       const proxy = await FaultProxy.start(`member ${i}`, cluster.bootstrap);
@@ -404,7 +470,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
           sessionTimeoutMs: SESSION_TIMEOUT_MS,
           heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
           closeTimeoutMs: CLOSE_BUDGET_MS,
+          ...(o.concurrent ? { concurrent: { ...CONCURRENT, seed: 0 } } : {}),
         },
+        seed,
         dir,
       );
       slots.push(slot);
@@ -490,6 +558,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       sessionTimeoutMs: SESSION_TIMEOUT_MS,
       closeBudgetMs: CLOSE_BUDGET_MS,
       progressWithinMs: PROGRESS_WITHIN_MS,
+      ordering: o.concurrent ? 'key' : 'partition',
     });
     if (again.some((x, p) => x !== highWatermarks[p])) report.violations.push(`the high watermarks moved after the producer stopped: ${highWatermarks.join(' ')} then ${again.join(' ')}`);
     for (const s of slots) report.violations.push(...s.unexpectedExits);
@@ -518,6 +587,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     dir,
     produceRate,
     groupProtocol: o.groupProtocol,
+    concurrent: o.concurrent ?? false,
     report,
     produced,
     highWatermarks,
@@ -542,9 +612,18 @@ export function summarize(r: Omit<ChaosResult, 'summary'>): string {
   const closes = rep.closes
     .map((c) => `m${c.slot} ${c.durationMs} ms${c.timedOut ? ' (timed out)' : ''}${c.leftGroup ? '' : ' (did not leave)'}${c.uncommitted ? ` ${c.uncommitted} uncommitted` : ''}`)
     .join(', ');
+  const handled = r.concurrent
+    ? `${rep.processed} handler starts (${rep.unique} distinct, ${rep.processed - rep.unique} duplicates), ${rep.finished} ends`
+    : `${rep.processed} processed (${rep.unique} distinct, ${rep.processed - rep.unique} duplicates)`;
+  const k = rep.afterKills;
   return [
-    `chaos ${r.groupProtocol} seed ${r.seed}: ${rep.violations.length === 0 ? 'PASS' : `FAIL (${rep.violations.length} violations; logs in ${r.dir})`} in ${(r.durationMs / 1000).toFixed(0)} s`,
-    `  records: ${r.produced} acknowledged (${r.produceRate}/s), ${hw} below the high watermarks, ${rep.processed} processed (${rep.unique} distinct, ${rep.processed - rep.unique} duplicates), ${rep.commits} commits`,
+    `chaos ${r.groupProtocol}${r.concurrent ? ' concurrent' : ''} seed ${r.seed}: ${rep.violations.length === 0 ? 'PASS' : `FAIL (${rep.violations.length} violations; logs in ${r.dir})`} in ${(r.durationMs / 1000).toFixed(0)} s`,
+    `  records: ${r.produced} acknowledged (${r.produceRate}/s), ${hw} below the high watermarks, ${handled}, ${rep.commits} commits (${rep.commitsWithMetadata} with finished records in the metadata)`,
+    ...(k.kills
+      ? [
+          `  after ${k.kills} SIGKILL(s): ${k.unfinished + k.finishedAfterCommit} of the killed members' records handled again (${k.unfinished} in flight at the kill, ${k.finishedAfterCommit} finished after its last commit); ${k.carriedByMetadata} finished beyond the commit point carried by the metadata`,
+        ]
+      : []),
     `  faults: ${faults || 'none'} (proxy resets ${r.proxyEffects.rst}, fetch answers cut ${r.proxyEffects.cut})`,
     `  duplicates by cause: ${dups || 'none'}`,
     `  longest recovery: ${rep.longestRecovery ? `${rep.longestRecovery.ms} ms after ${rep.longestRecovery.fault}` : '-'}; longest ownership overlap ${rep.longestOverlapMs} ms; zombie deliveries ${rep.zombieDeliveries}; drain ${r.drainMs} ms`,

@@ -39,10 +39,11 @@ export interface PlannedFault {
 }
 
 /**
- * Faults for `seed`, enough to fill `totalMs` of gaps. Stops and black holes outlast the session
- * timeout (by 3-6 s), so that the coordinator gives the member's partitions away meanwhile.
+ * Faults for `seed`, enough to fill `totalMs` of gaps (each `gapMs` long, 10-20 s by default).
+ * Stops and black holes outlast the session timeout (by 3-6 s), so that the coordinator gives the
+ * member's partitions away meanwhile.
  */
-export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: number): PlannedFault[] {
+export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: number, gapMs: readonly [number, number] = [10_000, 20_000]): PlannedFault[] {
   const rnd = prng(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const out: PlannedFault[] = [];
@@ -58,7 +59,7 @@ export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: numb
       }
     }
     const kind = deck.pop()!;
-    const gapMs = int(10_000, 20_000);
+    const gap = int(gapMs[0], gapMs[1]);
     const member = int(0, 2);
     const partition = int(0, 5);
     let durationMs = 0;
@@ -66,9 +67,9 @@ export function planFaults(seed: number, totalMs: number, sessionTimeoutMs: numb
     else if (kind === 'proxy-latency') durationMs = int(5_000, 10_000);
     else if (kind.startsWith('broker-')) durationMs = int(2_000, 6_000);
     else if (kind === 'member-sigkill') durationMs = int(1_000, 3_000);
-    used += gapMs;
+    used += gap;
     if (used > totalMs) break;
-    out.push({ kind, gapMs, member, partition, durationMs });
+    out.push({ kind, gapMs: gap, member, partition, durationMs });
   }
   return out;
 }
@@ -89,4 +90,22 @@ export function planFaultPair(seed: number, totalMs: number, sessionTimeoutMs: n
     first.push(f);
   }
   return [first, all.slice(first.length)];
+}
+
+/**
+ * The concurrent mode's short schedule: gaps of 8-14 s, so that `totalMs` of 45 s holds 3 to 5
+ * faults, and always a member SIGKILL among them (rule (9) is about what comes again after one):
+ * when the seed's deck dealt none, its first member fault (else its first fault) becomes one.
+ * Its own stream of the seed, not the classic/KIP-848 pair's.
+ */
+export function planConcurrentFaults(seed: number, totalMs: number, sessionTimeoutMs: number): PlannedFault[] {
+  const plan = planFaults((seed ^ 0x5bd1e995) >>> 0, totalMs, sessionTimeoutMs, [8_000, 14_000]);
+  if (plan.length > 0 && !plan.some((f) => f.kind === 'member-sigkill')) {
+    const i = Math.max(
+      0,
+      plan.findIndex((f) => f.kind.startsWith('member-')),
+    );
+    plan[i] = { ...plan[i]!, kind: 'member-sigkill', durationMs: 1_000 + (plan[i]!.durationMs % 2_001) };
+  }
+  return plan;
 }
