@@ -1,7 +1,6 @@
 // run()'s options and what its runners (record-scheduler, batch-runner, worker-run) share.
 import type { Logger } from '../logger.js';
 import type { ConsumedRecord, ConsumerBatch, ConsumerRecord } from '../records/index.js';
-import type { MessageStream } from '../streams.js';
 import type { RunStats } from './run-stats.js';
 import type { WorkerOptions } from './worker-pool.js';
 
