@@ -427,11 +427,12 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   }
 
   /**
-   * kafkajs-style callbacks over every stream (the default one and those from streams()), one
-   * loop per stream: partitions of different streams are processed concurrently, each partition in
-   * order. Resolves when the consumer closes. A callback that throws finishes nothing past the last
-   * record it completed; its partition is delivered again from there after a backoff, or run()
-   * rejects, as `onFailure` says (see FailurePolicy). Consumer errors (OffsetOutOfRangeError,
+   * kafkajs-style callbacks over every stream (the default one and those from streams()): up to
+   * `maxConcurrency` records (eachBatch: batches) at once over every partition, in the order
+   * `ordering` asks for (default: one record of a partition at a time, partitions at once).
+   * Resolves when the consumer closes. A record whose callback throws is not finished: it is
+   * handled again after a backoff (its key or partition waiting), set aside, or run() rejects, as
+   * `onFailure` says (see FailurePolicy). Consumer errors (OffsetOutOfRangeError,
    * CorruptRecordError, a fatal group error) reject it, after which the consumer keeps running.
    */
   run<RK = K, RV = V>(options: RunOptions<RK, RV>): Promise<void> {
