@@ -3,6 +3,8 @@ import type { ConsumerBatch } from '../records/index.js';
 import type { MessageStream } from '../streams.js';
 import type { FailureDecision, InFlightRecord, ProcessingFailure, RunContext, RunHandle, RunOptions } from './types.js';
 import type { PartitionState } from '../state/partition-state.js';
+import { IdleWaiter } from './idle-waiter.js';
+import { retryWait } from './types.js';
 
 const DEFAULT_MAX_CONCURRENCY = 64;
 
@@ -26,7 +28,7 @@ export class BatchRunner<K, V> implements RunHandle {
   private readonly failures = new Map<string, { offset: bigint; attempts: number }>();
   /** What each loop's callback is working on, for stop()'s report. */
   private readonly current = new Set<ConsumerBatch>();
-  private idle: (() => void) | undefined;
+  private readonly idle = new IdleWaiter();
 
   constructor(
     private readonly streams: readonly MessageStream[],
@@ -113,7 +115,7 @@ export class BatchRunner<K, V> implements RunHandle {
       return false;
     } finally {
       this.current.delete(batch);
-      if (this.idle !== undefined && this.current.size === 0) this.idle();
+      if (this.current.size === 0) this.idle.idle();
     }
   }
 
@@ -134,8 +136,7 @@ export class BatchRunner<K, V> implements RunHandle {
       this.end(err);
       return;
     }
-    const { retryBackoffMs, retryBackoffMaxMs } = this.context;
-    const waitMs = Math.min(retryBackoffMs * 2 ** Math.min(attempts - 1, 30), Math.max(retryBackoffMs, retryBackoffMaxMs));
+    const waitMs = retryWait(this.context, attempts);
     this.context.logger.warn('processing failed: the partition is delivered again from the first unfinished record', {
       topic: batch.topic,
       partition: batch.partition,
@@ -151,13 +152,7 @@ export class BatchRunner<K, V> implements RunHandle {
     this.stopped = true;
     for (const s of this.streams) s.wake();
     if (this.current.size > 0 && graceMs > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.idle = resolve;
-        timer = setTimeout(resolve, graceMs);
-      });
-      clearTimeout(timer);
-      this.idle = undefined;
+      await this.idle.upTo(graceMs);
     }
     const running: InFlightRecord[] = [];
     for (const b of this.current) if (!b.isReleased) running.push({ topic: b.topic, partition: b.partition, offset: b.unprocessedFrom });

@@ -2,7 +2,9 @@ import { loopClock, yieldToLoop } from '../loop-clock.js';
 import type { ConsumerBatch, ConsumerRecord } from '../records/index.js';
 import type { MessageStream } from '../streams.js';
 import type { FailureDecision, InFlightRecord, ProcessingFailure, RunContext, RunHandle, RunOptions, RunPartition } from './types.js';
+import { IdleWaiter } from './idle-waiter.js';
 import { RunStats } from './run-stats.js';
+import { retryWait } from './types.js';
 
 /** A delivered batch in the scheduler's hands: which of its records are finished. */
 class Held {
@@ -139,7 +141,7 @@ export class RecordScheduler<K, V> implements RunHandle {
   private readonly slots: (Item | undefined)[] = [];
   private readonly freeSlots: number[] = [];
   private sweepTimer: NodeJS.Timeout | undefined;
-  private idle: (() => void) | undefined;
+  private readonly idle = new IdleWaiter();
   readonly stats: RunStats;
 
   constructor(
@@ -437,7 +439,7 @@ export class RecordScheduler<K, V> implements RunHandle {
       this.slots[n] = undefined;
       this.freeSlots.push(n);
       this.inFlight--;
-      if (this.idle !== undefined && this.inFlight === 0) this.idle();
+      if (this.inFlight === 0) this.idle.idle();
       // A slot freed: records waiting for one (a retry that came due) may start.
       if (!this.stopped && this.readyHead < this.ready.length) this.pump();
       else this.feedHunger();
@@ -511,8 +513,13 @@ export class RecordScheduler<K, V> implements RunHandle {
   }
 
   private forget(w: PartitionWork): void {
-    if (this.works.get(w.state) === w) this.works.delete(w.state);
+    this.unlist(w);
     this.draining.delete(w);
+  }
+
+  /** w is no longer its partition's work, nor in the rotation of works with records to dispatch. */
+  private unlist(w: PartitionWork): void {
+    if (this.works.get(w.state) === w) this.works.delete(w.state);
     const i = this.rr.indexOf(w);
     if (i >= 0) {
       this.rr.splice(i, 1);
@@ -568,8 +575,7 @@ export class RecordScheduler<K, V> implements RunHandle {
   /** Handled again after a backoff; its key (or partition) waits for it, everything else goes on. */
   private retryLater(item: Item, err: unknown, failure: ProcessingFailure): void {
     const w = item.work;
-    const { retryBackoffMs, retryBackoffMaxMs } = this.context;
-    const waitMs = Math.min(retryBackoffMs * 2 ** Math.min(item.attempts - 1, 30), Math.max(retryBackoffMs, retryBackoffMaxMs));
+    const waitMs = retryWait(this.context, item.attempts);
     this.stats.retried++;
     this.context.logger.warn('processing failed: the record is handled again after a backoff (other keys go on meanwhile)', {
       topic: failure.topic,
@@ -610,13 +616,8 @@ export class RecordScheduler<K, V> implements RunHandle {
   private drain(w: PartitionWork): void {
     if (!w.draining) {
       w.draining = true;
-      if (this.works.get(w.state) === w) this.works.delete(w.state);
+      this.unlist(w);
       this.draining.add(w);
-      const i = this.rr.indexOf(w);
-      if (i >= 0) {
-        this.rr.splice(i, 1);
-        if (this.rrAt > i) this.rrAt--;
-      }
       for (const item of w.retrying) clearTimeout(item.retryTimer);
       w.retrying.clear();
       w.lanes.clear();
@@ -646,13 +647,7 @@ export class RecordScheduler<K, V> implements RunHandle {
   async stop(graceMs: number): Promise<InFlightRecord[]> {
     if (!this.stopped) this.stopAll();
     if (this.inFlight > 0 && graceMs > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await new Promise<void>((resolve) => {
-        this.idle = resolve;
-        timer = setTimeout(resolve, graceMs);
-      });
-      clearTimeout(timer);
-      this.idle = undefined;
+      await this.idle.upTo(graceMs);
     }
     const running: InFlightRecord[] = [];
     for (const item of this.slots) {

@@ -1,4 +1,5 @@
-// run()'s options and what its runners (record-scheduler, batch-runner, worker-run) share.
+// run()'s options, and what its runners (record-scheduler, batch-runner, worker-run) share.
+import { backoffDelay } from '../connection/backoff.js';
 import type { Logger } from '../logger.js';
 import type { ConsumedRecord, ConsumerBatch, ConsumerRecord } from '../records/index.js';
 import type { RunStats } from './run-stats.js';
@@ -129,4 +130,10 @@ export interface RunHandle {
    * unfinished, so no commit covers them.
    */
   stop(graceMs: number): Promise<InFlightRecord[]>;
+}
+
+/** How long a failed record (eachBatch: partition) waits before it is tried again: retry.backoff.ms doubling per attempt, up to retry.backoff.max.ms. */
+export function retryWait(context: Pick<RunContext, 'retryBackoffMs' | 'retryBackoffMaxMs'>, attempts: number): number {
+  const { retryBackoffMs, retryBackoffMaxMs } = context;
+  return backoffDelay(attempts, { baseMs: retryBackoffMs, maxMs: Math.max(retryBackoffMs, retryBackoffMaxMs), jitter: 0 });
 }

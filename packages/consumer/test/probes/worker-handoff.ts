@@ -36,7 +36,7 @@ import { Piscina } from 'piscina';
 import { RecordView, encodeRecordBatch, type RecordBatch } from '@kwire/protocol';
 import { silentLogger } from '../../src/logger.js';
 import type { ConsumerRecord } from '../../src/records/index.js';
-import { startWorkerPool } from '../../src/run/worker-pool.js';
+import { startWorkerPool, type WorkerRecord } from '../../src/run/worker-pool.js';
 
 type Way = 'clone' | 'transfer' | 'shared' | 'raw' | 'kwire';
 type Handler = 'noop' | 'cpu1ms';
@@ -48,16 +48,8 @@ interface ProbeData {
   frames?: SharedArrayBuffer;
 }
 
-/** A record as the clone way sends it. */
-interface CloneTask {
-  topic: string;
-  partition: number;
-  offset: bigint;
-  timestamp: number;
-  key: Uint8Array | null;
-  value: Uint8Array | null;
-  headers: [string, Uint8Array | null][];
-}
+/** A record as the clone way sends it: what the handler gets (WorkerRecord), cloned whole. */
+type CloneTask = WorkerRecord;
 
 /** A record as the transfer and shared ways send it: lengths of the parts laid end to end in `bytes` (or at `at` of the frame pool). */
 interface PackedTask {
