@@ -56,6 +56,8 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
   private readonly caughtUp = new Set<FetchedPartition>();
   /** Readers waiting for data (run() with eachBatch has several per stream). */
   private waiters: (() => void)[] = [];
+  /** The partition of the batch poll() last returned. */
+  private polled: PartitionState | undefined;
   private failure: Error | undefined;
   private closed = false;
   /** When control last went back to the event loop (see take()). */
@@ -146,6 +148,8 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
       if (this.closed) return null;
       let batch = this.poll(accept);
       if (batch !== null) {
+        const state = this.polled!;
+        const generation = state.generation;
         if (loopClock.due(this.owner.yieldIntervalMs)) await yieldToLoop();
         if (batch.decodesEarly) {
           const owner = this.owner;
@@ -158,6 +162,12 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           }
           if (decoded.batch === null) continue;
           batch = decoded.batch;
+        }
+        if (state.generation !== generation) {
+          // Given back, sought or moved while this take() waited (another reader of the stream
+          // gave back an earlier batch of the partition): this one is stale, its records come again.
+          batch.giveBack();
+          continue;
         }
         return this.owner.delivered(batch);
       }
@@ -228,7 +238,10 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           this.removeAt(i);
           drained = true;
         }
-        if (batch !== null) return batch;
+        if (batch !== null) {
+          this.polled = state;
+          return batch;
+        }
         if (!data.done) i++;
       }
       return null;
