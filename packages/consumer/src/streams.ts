@@ -150,7 +150,15 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
       if (batch !== null) {
         const state = this.polled!;
         const generation = state.generation;
-        if (loopClock.due(this.owner.yieldIntervalMs)) await yieldToLoop();
+        if (loopClock.due(this.owner.yieldIntervalMs)) {
+          await yieldToLoop();
+          if (state.generation !== generation) {
+            // Given back, sought or moved while this take() stepped out (another reader of the
+            // stream gave back an earlier batch of the partition): stale, its records come again.
+            batch.giveBack();
+            continue;
+          }
+        }
         if (batch.decodesEarly) {
           const owner = this.owner;
           const decoded = await decodeBatch(batch, owner.deserializationErrorPolicy, (err) => owner.deserializationFailed(err, 'skip'));
@@ -162,12 +170,6 @@ export class MessageStream<K = unknown, V = unknown> implements AsyncIterable<Co
           }
           if (decoded.batch === null) continue;
           batch = decoded.batch;
-        }
-        if (state.generation !== generation) {
-          // Given back, sought or moved while this take() waited (another reader of the stream
-          // gave back an earlier batch of the partition): this one is stale, its records come again.
-          batch.giveBack();
-          continue;
         }
         return this.owner.delivered(batch);
       }
