@@ -285,7 +285,7 @@ export class ClassicMembership extends MembershipLifecycle {
       const info = metadata.topics.get(t);
       if (info && info.errorCode === 0 && info.partitions.length) partitionsPerTopic.set(t, info.partitions.length);
     }
-    const result = assignor!.assign({ members: subscriptions, partitionsPerTopic, racksPerPartition: this.racks(partitionsPerTopic) });
+    const result = await assignor!.assign({ members: subscriptions, partitionsPerTopic, racksPerPartition: this.racks(partitionsPerTopic) });
     this.log.debug('leader computed assignment', { groupId: this.groupId, assignor: assignor!.name, members: subscriptions.length, topics: partitionsPerTopic.size });
     return subscriptions.map((s) => {
       const a = result.get(s.memberId);

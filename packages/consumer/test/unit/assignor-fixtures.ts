@@ -239,7 +239,7 @@ export function simulate(
       previous: new Map(members.map((m) => [m.id, cooperative ? [...m.owned] : [...(m.last?.partitions ?? [])]] as const)),
     };
     cases.push(c);
-    const result = assign ? assign(c) : assignor.assign(decodeCase(c));
+    const result = assign ? assign(c) : assignNow(assignor, decodeCase(c));
     results.push(result);
 
     generation++;
@@ -254,4 +254,11 @@ export function simulate(
     }
   }
   return { cases, results };
+}
+
+/** A built-in assignor's result: they compute synchronously (only a user's may return a Promise). */
+export function assignNow(assignor: Assignor, ctx: Parameters<Assignor['assign']>[0]): Map<string, MemberAssignment> {
+  const result = assignor.assign(ctx);
+  if (result instanceof Promise) throw new Error(`${assignor.name} returned a Promise: the built-in assignors are synchronous`);
+  return result;
 }

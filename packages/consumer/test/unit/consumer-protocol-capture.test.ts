@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeRequestFrame, decodeResponseFrame, type JoinGroupRequest, type JoinGroupResponse, type SyncGroupRequest, type SyncGroupResponse } from '@kwire/protocol';
 import { builtInAssignor } from '../../src/group/assignors/index.js';
+import { assignNow } from './assignor-fixtures.js';
 import { decodeAssignment, decodeSubscription, encodeAssignment, encodeSubscription, memberSubscription } from '../../src/group/consumer-protocol.js';
 
 // dist/test/unit -> the repository root.
@@ -89,7 +90,7 @@ for (const capture of CAPTURES) {
       assert.ok(sync, 'the leader syncs');
       const javaResult = new Map((sync!.request as SyncGroupRequest).assignments.map((a) => [a.memberId, decodeAssignment(a.assignment).partitions] as const));
       const members = join.members.map((m) => memberSubscription(m));
-      const ours = builtInAssignor(join.protocolName as never).assign({
+      const ours = assignNow(builtInAssignor(join.protocolName as never), {
         members,
         partitionsPerTopic: new Map(x.topics.map((t) => [t.name, t.partitions] as const)),
       });

@@ -115,8 +115,12 @@ export interface Assignor {
   readonly version?: number;
   /** The user data this member puts in its subscription for this assignor (null for none). */
   subscriptionUserData(ctx: SubscriptionContext): Buffer | null;
-  /** The leader's computation: member id -> assignment. */
-  assign(ctx: AssignmentContext): Map<string, MemberAssignment>;
+  /**
+   * The leader's computation: member id -> assignment. May be asynchronous (an assignor that
+   * looks something up first, as kafkajs's custom assigners do): the leader awaits it before its
+   * SyncGroup, within the rebalance timeout like the rest of the join.
+   */
+  assign(ctx: AssignmentContext): Map<string, MemberAssignment> | Promise<Map<string, MemberAssignment>>;
 }
 
 /**
