@@ -632,7 +632,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     this.router.close();
     for (const i of this.config.interceptors) i.close?.();
     // Closing the connections ends every request still pending (fetches, a parked JoinGroup).
-    const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)) })]);
+    const closed = Promise.all([fetcher, this.pool.close({ timeoutMs: Math.min(5_000, remaining(deadline)), abandon: ['data', 'live-fetch'] })]);
     if (!(await settledBy(closed, deadline + 100))) timedOut = true;
     sharedBufferPool.leave(this);
     // A copy, one entry per partition: group work cut off by the deadline goes on in the

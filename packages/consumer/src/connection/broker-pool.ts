@@ -233,7 +233,12 @@ export class BrokerPool {
    * Closes every connection (waiting for in-flight requests up to `timeoutMs`, default each
    * connection's closeTimeoutMs; then they fail with ClosedError) and stops.
    */
-  async close(options: { timeoutMs?: number } = {}): Promise<void> {
+  /**
+   * Closes every connection: each waits for its requests in flight (at most `timeoutMs`), except
+   * those of the purposes in `abandon`, cut at once (a consumer's fetch connections: a long poll's
+   * answer is of no use after close(), and waiting for it held close() up to fetch.max.wait.ms).
+   */
+  async close(options: { timeoutMs?: number; abandon?: readonly ConnectionPurpose[] } = {}): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.idleTimer);
@@ -245,7 +250,9 @@ export class BrokerPool {
     this.sleepers.clear();
     const work: Promise<unknown>[] = [];
     for (const e of this.entries.values()) {
-      if (e.connection) work.push(e.connection.close(options));
+      if (e.connection && options.abandon?.includes(e.purpose as ConnectionPurpose)) {
+        e.connection.destroy(new ClosedError(`connection to ${e.host}:${e.port} (${e.purpose}: not needed after close())`));
+      } else if (e.connection) work.push(e.connection.close({ ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }));
       // A connect in progress is destroyed by obtain() as soon as it settles.
       if (e.connecting) work.push(e.connecting.catch(() => {}));
     }

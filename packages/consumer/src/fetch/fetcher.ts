@@ -350,7 +350,8 @@ export class Fetcher {
       this.latency.record(performance.now() - sentAt);
     } catch (err) {
       for (const p of parts) this.partitions.fetchAnswered(p);
-      this.failNode(node, `fetch from broker ${node} failed`, err);
+      // close() cuts the fetch connections: their long polls end with ClosedError, nothing to say.
+      if (!this.closed) this.failNode(node, `fetch from broker ${node} failed`, err);
       return;
     }
     for (const p of parts) this.partitions.fetchAnswered(p);
