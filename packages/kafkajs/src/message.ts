@@ -1,0 +1,192 @@
+// kafkajs's data shapes made from kwire's batches: messages with string offsets and timestamps,
+// headers as an object of Buffers (an array for a repeated key), and kafkajs's Batch with its
+// offset helpers.
+//
+// kwire's record bytes are views into pooled memory, reused once the batch is released; kafkajs's
+// Buffers are the application's to keep. So each wire batch's record bytes are copied once into a
+// buffer of their own (one copy per wire batch, not per record), and keys, values and header
+// values are views of that copy: they live as long as the application keeps them.
+import type { BatchCursor, ConsumerBatch } from '@kwire/consumer';
+import type { Batch as KafkaJSBatch, IHeaders, KafkaMessage } from 'kafkajs-upstream';
+
+/** The fields of a record batch kafkajs hands with each of its messages (`message.batchContext`). */
+export interface BatchContext {
+  firstOffset: string;
+  firstTimestamp: string;
+  partitionLeaderEpoch: number;
+  inTransaction: boolean;
+  isControlBatch: boolean;
+  lastOffsetDelta: number;
+  producerId: string;
+  producerEpoch: number;
+  firstSequence: number;
+  maxTimestamp: string;
+  timestampType: number;
+  magicByte: number;
+}
+
+/** A message as kafkajs 2.2.4 hands it (a record of a v2 record batch). */
+export interface Message {
+  magicByte: number;
+  attributes: number;
+  timestamp: string;
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: IHeaders;
+  isControlRecord: boolean;
+  batchContext: BatchContext;
+}
+
+// The parts of kwire's wire batch read here (public fields of @kwire/protocol's RecordBatch).
+interface WireBatch {
+  readonly baseOffset: bigint;
+  readonly baseTimestampBigInt: bigint;
+  readonly maxTimestampBigInt: bigint;
+  readonly producerId: bigint;
+  readonly partitionLeaderEpoch: number;
+  readonly magic: number;
+  readonly attributes: number;
+  readonly lastOffsetDelta: number;
+  readonly producerEpoch: number;
+  readonly baseSequence: number;
+  readonly isTransactional: boolean;
+  readonly isControl: boolean;
+  readonly timestampType: string;
+  data: Buffer | null;
+  dataStart: number;
+  dataEnd: number;
+}
+
+function contextOf(w: WireBatch): BatchContext {
+  return {
+    firstOffset: w.baseOffset.toString(),
+    firstTimestamp: w.baseTimestampBigInt.toString(),
+    partitionLeaderEpoch: w.partitionLeaderEpoch,
+    inTransaction: w.isTransactional,
+    isControlBatch: w.isControl,
+    lastOffsetDelta: w.lastOffsetDelta,
+    producerId: w.producerId.toString(),
+    producerEpoch: w.producerEpoch,
+    firstSequence: w.baseSequence,
+    maxTimestamp: w.maxTimestampBigInt.toString(),
+    timestampType: w.timestampType === 'LogAppendTime' ? 1 : 0,
+    magicByte: w.magic,
+  };
+}
+
+/** Adds a header as kafkajs does: the first value as is, a repeated key's values as an array. */
+export function addHeader(headers: IHeaders, key: string, value: Buffer | null): void {
+  const known = headers[key];
+  if (known === undefined) headers[key] = value as Buffer;
+  else if (Array.isArray(known)) known.push(value as Buffer);
+  else headers[key] = [known, value as Buffer];
+}
+
+/** Headers in kwire's form (a list, in order) as kafkajs's object. */
+export function headersObject(list: readonly { key: string; value: Buffer | null }[]): IHeaders {
+  const headers: IHeaders = {};
+  for (const h of list) addHeader(headers, h.key, h.value);
+  return headers;
+}
+
+let sharedCursor: BatchCursor | undefined;
+
+/**
+ * The batch's records as kafkajs's messages, with `offsets` (the same records' offsets as
+ * numbers, NaN past 2^53) for marking them processed without parsing strings.
+ */
+export function toMessages(batch: ConsumerBatch): { messages: Message[]; offsets: number[] } {
+  const messages: Message[] = new Array(batch.count);
+  const offsets: number[] = new Array(batch.count);
+  const cursor = batch.cursor(sharedCursor);
+  sharedCursor = undefined; // taken: a callback reading another batch meanwhile gets a cursor of its own
+  let wire: WireBatch | null = null;
+  let own: Buffer = Buffer.alloc(0);
+  let base = 0;
+  let context: BatchContext | undefined;
+  let n = 0;
+  try {
+    for (let r = cursor.next(); r !== null; r = cursor.next()) {
+      const w = r.batch as unknown as WireBatch;
+      if (w !== wire) {
+        wire = w;
+        const data = r.data;
+        own = Buffer.from(data.subarray(w.dataStart, w.dataEnd));
+        base = w.dataStart;
+        context = contextOf(w);
+      }
+      const headers: IHeaders = {};
+      for (let h = 0; h < r.headerCount; h++) {
+        r.header(h);
+        const data = r.data;
+        const key = data.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength);
+        const value = r.headerValueLength < 0 ? null : own.subarray(r.headerValueOffset - base, r.headerValueOffset - base + r.headerValueLength);
+        addHeader(headers, key, value);
+      }
+      const offsetNumber = r.offsetNumber;
+      const timestamp = Number.isNaN(r.timestamp) ? r.timestampBigInt.toString() : String(r.timestamp);
+      messages[n] = {
+        magicByte: w.magic,
+        attributes: r.attributes,
+        timestamp,
+        offset: Number.isNaN(offsetNumber) ? r.offset.toString() : String(offsetNumber),
+        key: r.keyLength < 0 ? null : own.subarray(r.keyOffset - base, r.keyOffset - base + r.keyLength),
+        value: r.valueLength < 0 ? null : own.subarray(r.valueOffset - base, r.valueOffset - base + r.valueLength),
+        headers,
+        isControlRecord: false,
+        batchContext: context!,
+      };
+      offsets[n] = offsetNumber;
+      n++;
+    }
+  } finally {
+    sharedCursor = cursor;
+  }
+  messages.length = n;
+  offsets.length = n;
+  return { messages, offsets };
+}
+
+/** kafkajs's Batch: one partition's messages from one fetch, with its offset helpers. */
+export class Batch implements KafkaJSBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly highWatermark: string;
+  readonly messages: KafkaMessage[];
+  /** The offset the fetch asked for (kafkajs's fetchedOffset): the batch's first offset here. */
+  readonly fetchedOffset: string;
+
+  constructor(topic: string, partition: number, highWatermark: string, messages: Message[], fetchedOffset?: string) {
+    this.topic = topic;
+    this.partition = partition;
+    this.highWatermark = highWatermark;
+    this.messages = messages as unknown as KafkaMessage[];
+    this.fetchedOffset = fetchedOffset ?? messages[0]?.offset ?? highWatermark;
+  }
+
+  isEmpty(): boolean {
+    return this.messages.length === 0;
+  }
+
+  firstOffset(): string | null {
+    return this.isEmpty() ? null : this.messages[0]!.offset;
+  }
+
+  /** The last message's offset; for an empty batch, the high watermark - 1. */
+  lastOffset(): string {
+    if (this.isEmpty()) return (BigInt(this.highWatermark) - 1n).toString();
+    return this.messages[this.messages.length - 1]!.offset;
+  }
+
+  /** Messages after the batch's last one: highWatermark - 1 - lastOffset. */
+  offsetLag(): string {
+    return (BigInt(this.highWatermark) - 1n - BigInt(this.lastOffset())).toString();
+  }
+
+  /** Messages from the batch's first one: highWatermark - 1 - firstOffset ('0' when empty). */
+  offsetLagLow(): string {
+    if (this.isEmpty()) return '0';
+    return (BigInt(this.highWatermark) - 1n - BigInt(this.firstOffset()!)).toString();
+  }
+}
