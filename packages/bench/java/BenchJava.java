@@ -1,10 +1,11 @@
 // The bench's Java peer, compiled by the launcher's compileJava against the broker's own jars.
 //
-//   consume --bootstrap B --topic T --partitions P --records N --warmup W [--warmup-seconds S] --passes M [--touch value|full] [--prop k=v]...
+//   consume --bootstrap B --topic T --partitions P --records N --warmup W [--warmup-seconds S] --passes M [--pass-seconds C] [--touch value|full] [--prop k=v]...
 //     The Java consumer measured like every other client: the topic read W + M times in this JVM
 //     (more warm-up passes than W until S seconds have passed since the first began, as passes.ts does),
-//     each pass with a KafkaConsumer of its own (every partition assigned, from the beginning),
-//     timed from its assignment to its last record, as ConsumerPerformance's fetch figures count. Configured as ConsumerPerformance configures it
+//     each pass with a KafkaConsumer of its own (every partition assigned at offset 0), timed from
+//     the event the Node clients' ready() marks (connected, the topic's metadata known, partitions
+//     assigned, positions known) to its last record, or cut at C seconds (then "capped"). Configured as ConsumerPerformance configures it
 //     (check.crcs=false, receive.buffer.bytes 2 MiB, max.partition.fetch.bytes 1 MiB), read
 //     uncommitted like the others; --prop adds or overrides. Prints one JSON line per pass with the
 //     count, the value bytes, the digest (the same ValueDigest / recordHash as the Node clients,
@@ -113,6 +114,7 @@ public class BenchJava {
     int warmup = Integer.parseInt(a.getOrDefault("warmup", "1"));
     int passes = Integer.parseInt(a.getOrDefault("passes", "5"));
     double warmupSeconds = Double.parseDouble(a.getOrDefault("warmup-seconds", "0"));
+    long capNs = (long) (Double.parseDouble(a.getOrDefault("pass-seconds", "0")) * 1e9);
     // Counted from the first pass's start, as passes.ts does.
     long started = System.nanoTime();
     int warmed = 0;
@@ -129,11 +131,16 @@ public class BenchJava {
       // start each pass behind the long poll (fetch.max.wait.ms) it left in flight at the end of
       // the previous one (one Fetch in flight per broker): 0.5 s before the first record.
       try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+        // The clock starts where kwire's does (its assign() with offset 0, then ready()): connected
+        // with the topic's metadata, every partition assigned, positions known. seek(0) rather than
+        // seekToBeginning, whose ListOffsets would otherwise fall inside the timed phase.
+        consumer.partitionsFor(topic);
+        consumer.assign(tps);
+        for (TopicPartition tp : tps) consumer.seek(tp, 0L);
         long cpu0 = os.getProcessCpuTime();
         long gc0 = gcMillis();
         long t0 = System.nanoTime();
-        consumer.assign(tps);
-        consumer.seekToBeginning(tps);
+        boolean capped = false;
         long count = 0;
         long bytes = 0;
         int xor = 0;
@@ -159,14 +166,18 @@ public class BenchJava {
           if (tFirst == 0) tFirst = tLast;
           if (tHalf == 0 && count * 2 >= records) tHalf = tLast;
           if (t95 == 0 && count * 20 >= records * 19) t95 = tLast;
+          if (capNs > 0 && count < records && tLast - t0 >= capNs) {
+            capped = true;
+            break;
+          }
         }
         double seconds = (tLast - t0) / 1e9;
         double cpu = (os.getProcessCpuTime() - cpu0) / 1e9;
         System.out.println("{\"pass\":" + pass + ",\"warmup\":" + warming + ",\"records\":" + count + ",\"bytes\":" + bytes
             + ",\"checksum\":\"" + bytes + ":" + Integer.toHexString(xor) + "\",\"seconds\":" + seconds + ",\"cpuSeconds\":" + cpu
             + ",\"gcMs\":" + (gcMillis() - gc0) + ",\"firstSeconds\":" + (tFirst - t0) / 1e9 + ",\"halfSeconds\":" + (tHalf - t0) / 1e9
-            + ",\"p95Seconds\":" + (t95 - t0) / 1e9 + "}");
-        if (count != records) break;
+            + ",\"p95Seconds\":" + (t95 - t0) / 1e9 + ",\"capped\":" + capped + "}");
+        if (count != records && !capped) break;
       }
     }
   }

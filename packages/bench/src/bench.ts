@@ -22,7 +22,7 @@ import { profileKwire } from './scenarios/profile.js';
 import { rebalanceScenario } from './scenarios/rebalance.js';
 import { shareScenario } from './scenarios/share.js';
 import { soakScenario } from './scenarios/soak.js';
-import { throughputScenario, throughputSteps } from './scenarios/throughput.js';
+import { throughputScenario, throughputSteps, topicScenario } from './scenarios/throughput.js';
 
 export type { BenchOptions };
 
@@ -97,6 +97,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
     for (const s of plan.scenarios) {
       try {
         if (s.kind === 'throughput') await throughputScenario(ctx, s);
+        else if (s.kind === 'topic') await topicScenario(ctx, s);
         else if (s.kind === 'group') await groupScenario(ctx, s);
         else if (s.kind === 'latency') await latencyScenario(ctx, s, plan.latencyClients);
         else if (s.kind === 'rebalance') await rebalanceScenario(ctx, s);

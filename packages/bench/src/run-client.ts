@@ -29,6 +29,7 @@ const runners: Record<string, () => Promise<Runner>> = {
   'kwire-fairness': async () => (await import('./clients/kwire-fairness.js')).kwireFairnessClient,
   'kwire-share': async () => (await import('./clients/kwire-share.js')).kwireShareClient,
   rdkafka: async () => (await import('./clients/rdkafka.js')).rdkafkaClient,
+  'kwire-kafkajs': async () => (await import('./clients/kwire-kafkajs.js')).kwireKafkajsClient,
   // The handler-bound family (scenarios/handler.ts).
   'handler-kwire': async () => (await import('./clients/handler-kwire.js')).kwireHandlerClient,
   'handler-kafkajs': async () => (await import('./clients/handler-kafkajs.js')).kafkajsHandlerClient,

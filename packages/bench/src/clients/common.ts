@@ -70,6 +70,8 @@ export interface ClientOptions {
   /** Warm-up passes go on until this many seconds have passed too (a fast client's 0.3 s pass does not warm a JIT): the steady state is reached by time, not by a count. */
   warmupSeconds?: number;
   measuredPasses?: number;
+  /** throughput: a pass ends this many seconds after ready() (or its first record) if the topic's end has not come first. */
+  passSeconds?: number;
   /** Which pass this is (0-based), set by run-client for group ids and notes. */
   pass?: number;
   /** fairness mode: the backlog topic, its partitions and records; the live topic is `topic` partition 0 with `records` records. */
@@ -140,6 +142,8 @@ export interface ClientReport {
   joinToFirstRecordMs?: number;
   /** group mode: when this member delivered the last record of each partition (epoch ms), or null. */
   partitionDoneAt?: (number | null)[];
+  /** throughput: the pass ended at passSeconds, before `records` records (a partial read: no checksum to compare). */
+  capped?: boolean;
   /** Anything the client noticed that makes the run invalid (non-contiguous batch, error...). */
   error?: string;
   /** Things worth showing next to the figures (library version, settings). */
@@ -182,8 +186,12 @@ export class Run {
   tFirst: number | null = null;
   tLast: number | null = null;
   count = 0;
-  /** Set once `records` records were seen (or stop() was called): the loop must end. */
+  /** Set once `records` records were seen, the pass's time was up, or stop() was called: the loop must end. */
   done = false;
+  /** The pass ended at passSeconds, before `records` records. */
+  capped = false;
+  /** now() at which a throughput pass ends (0: only at `records`). */
+  private capAt = 0;
   error: string | undefined;
   notes: string[] = [];
   /** The fetch phase's window: opened at ready() (or the first record), closed by finish(). */
@@ -269,6 +277,7 @@ export class Run {
     this.lastProgress = now();
     if (this.tReady === null) {
       this.tReady = this.lastProgress;
+      this.armCap(this.tReady);
       this.hrReady = Number(process.hrtime.bigint() / 1000n);
       this.meter.begin();
       this.beginWindow();
@@ -301,6 +310,7 @@ export class Run {
     this.lastProgress = t;
     if (this.tFirst === null) {
       this.tFirst = t;
+      if (this.tReady === null) this.armCap(t);
       this.meter.begin();
       this.beginWindow();
     }
@@ -308,7 +318,19 @@ export class Run {
     this.tLast = t;
     if (this.gc !== undefined) this.allocStep();
     if (!this.member && this.count >= this.options.records) this.finish();
+    else if (this.capAt !== 0 && t >= this.capAt) this.cap();
     return this.done;
+  }
+
+  /** A throughput pass's end by time, counted from the start of its fetch phase. */
+  private armCap(from: number): void {
+    const s = this.options.passSeconds;
+    if (this.mode === 'throughput' && s !== undefined && s > 0) this.capAt = from + s * 1000;
+  }
+
+  private cap(): void {
+    this.capped = true;
+    this.finish();
   }
 
   /** Full touch: one record's recordHash folded into the digest (value bytes counted). */
@@ -337,7 +359,15 @@ export class Run {
       this.tLast = now();
       this.lastProgress = this.tLast;
       this.finish();
-    } else if ((this.count & 0x3fff) === 0) this.lastProgress = now();
+    } else if ((this.count & 0x3ff) === 0) {
+      // The clock every 1,024 records: often enough for the pass's time limit at 10 KB records.
+      const t = now();
+      this.lastProgress = t;
+      if (this.capAt !== 0 && t >= this.capAt) {
+        this.tLast = t;
+        this.cap();
+      }
+    }
     return this.done;
   }
 
@@ -445,6 +475,7 @@ export class Run {
       p99EventLoopDelayMs: this.loopDelay.count > 0 ? round2(this.loopDelay.percentile(99) / 1e6) : null,
       fetchCpuUserSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.user - this.cpu0.user) / 1e6) : null,
       fetchCpuSystemSeconds: this.cpu0 && this.cpu1 ? round3((this.cpu1.system - this.cpu0.system) / 1e6) : null,
+      ...(this.capped ? { capped: true } : {}),
       ...(this.error ? { error: this.error } : {}),
       ...(this.notes.length ? { notes: this.notes } : {}),
       ...extra,

@@ -31,6 +31,8 @@ export interface JavaPass {
   seconds: number;
   cpuSeconds: number;
   gcMs: number;
+  /** The pass ended at --pass-seconds, before the topic's end. */
+  capped?: boolean;
 }
 
 /** Samples the JVM the launcher labelled `label` from /proc while `work` runs. */
@@ -73,7 +75,7 @@ export interface BenchJavaRun {
 
 export async function runBenchJava(
   target: KafkaTarget,
-  o: { topic: string; partitions: number; records: number; warmup: number; warmupSeconds?: number; passes: number; touch: 'value' | 'full'; props?: Record<string, string> },
+  o: { topic: string; partitions: number; records: number; warmup: number; warmupSeconds?: number; passes: number; passSeconds?: number; touch: 'value' | 'full'; props?: Record<string, string> },
 ): Promise<BenchJavaRun> {
   const dir = await classes(target);
   const label = `BenchJava consume ${o.topic}`;
@@ -95,6 +97,8 @@ export async function runBenchJava(
     String(o.passes),
     '--touch',
     o.touch,
+    '--pass-seconds',
+    String(o.passSeconds ?? 0),
   ];
   for (const [k, v] of Object.entries(o.props ?? {})) args.push('--prop', `${k}=${v}`);
   const r = await sampled(label, () => runTool(target.dist, 'BenchJava', args, { extraClasspath: [dir], heapMb: 1024, label, timeoutMs: 900_000 }));

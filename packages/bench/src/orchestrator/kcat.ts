@@ -23,6 +23,8 @@ export interface KcatRun {
   totalSeconds: number | null;
   cpuSeconds: number | null;
   peakRssMb: number | null;
+  /** Stopped (SIGINT) at passSeconds after its start, before the topic's end. */
+  capped?: boolean;
   error?: string;
 }
 
@@ -35,7 +37,7 @@ export function kcatVersion(): string | null {
   return `kcat ${own?.[1] ?? ''}${lib ? ` (librdkafka ${lib[1]})` : ''}`.replace(/\s+/g, ' ').trim();
 }
 
-export async function runKcat(bootstrap: string, topic: string, records: number, recordSize: number, extraArgs: string[] = [], timeoutMs = 300_000): Promise<KcatRun> {
+export async function runKcat(bootstrap: string, topic: string, records: number, recordSize: number, extraArgs: string[] = [], timeoutMs = 300_000, passSeconds?: number): Promise<KcatRun> {
   const file = join(tmpdir(), `kwire-bench-kcat-${process.pid}-${Date.now()}.out`);
   const expectedSize = records * (String(recordSize).length + 1);
   const fd = openSync(file, 'w');
@@ -64,17 +66,33 @@ export async function runKcat(bootstrap: string, topic: string, records: number,
     timedOut = true;
     child.kill('SIGKILL');
   }, timeoutMs);
+  // The pass's time limit (plan.ts): SIGINT ends kcat's consume loop and it flushes what it printed,
+  // so the file holds the records read by then (and the few in flight at the signal).
+  let cappedAt: number | null = null;
+  const cap =
+    passSeconds && passSeconds > 0
+      ? setTimeout(() => {
+          if (full !== null) return;
+          cappedAt = performance.now();
+          child.kill('SIGINT');
+        }, passSeconds * 1000)
+      : undefined;
   const code = await new Promise<number | null>((resolve) => {
     child.on('exit', (c) => resolve(c));
     child.on('error', () => resolve(-1));
   });
   clearTimeout(timer);
+  clearTimeout(cap);
   clearInterval(poll);
   const proc = sampler.stop();
   const end = performance.now();
   if (full === null && statSync(file).size >= expectedSize) full = end;
   try {
     const parsed = parseKcatOutput(file);
+    if (cappedAt !== null && parsed.records < records) {
+      const seconds = (cappedAt - started) / 1000;
+      return { ...parsed, fetchSeconds: seconds, firstToLastSeconds: first !== null ? (cappedAt - first) / 1000 : null, totalSeconds: seconds, ...proc, capped: true };
+    }
     const run: KcatRun = {
       ...parsed,
       // kcat has no assignment to time from: its fetch phase is its whole run (process start and

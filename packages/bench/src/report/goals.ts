@@ -3,7 +3,7 @@
 // A throughput goal is evaluated on every scenario of its record size and is met only if it is met
 // on all of them: the weakest scenario is the figure reported. A scenario where kwire or the peer
 // did not verify cannot count for the goal (and is named).
-import { bestOf, ratioToBest } from './summarize.js';
+import { bestOf, PEER_FAMILIES, RANKING_SPREAD, ranking, ratioToBest } from './summarize.js';
 import type { CpuShare, GoalResult, ResultRow, ScenarioInfo } from './types.js';
 
 /** The flat-RSS criterion of the memory test: later passes within 10% + 32 MiB of the second. */
@@ -378,7 +378,7 @@ export function evaluateGoals(rows: readonly ResultRow[], scenarios: readonly Sc
     if (!flat.flat) rss.miss = `RSS grew ${(flat.worst - flat.settled).toFixed(1)} MiB after the first pass, ${(flat.worst - flat.settled - flat.allowance).toFixed(1)} MiB beyond the allowance`;
   } else rss.miss = soakRow ? `the soak run did not verify or has fewer than 3 passes: ${soakRow.reason ?? ''}` : 'no soak run';
   goals.push(rss);
-  return [...goals, ...issue16Goals(rows, scenarios), ...issue31Goals(rows, scenarios)];
+  return [...goals, ...issue16Goals(rows, scenarios), ...issue31Goals(rows, scenarios), ...issue32Goals(rows, scenarios), ...issue33Goals(rows, scenarios)];
 }
 
 /** The kwire row of the I/O-bound goals (issue 31) and the Java row it is held against. */
@@ -465,4 +465,137 @@ function int(n: number | null | undefined): string {
 function cpuText(cpu: { before: CpuShare; during: CpuShare } | undefined): string {
   if (!cpu) return '';
   return `; its main thread ran ${cpu.during.runMsPerSec} ms and waited ${cpu.during.waitMsPerSec} ms for a CPU per second during the drain (before it: ${cpu.before.runMsPerSec} and ${cpu.before.waitMsPerSec})`;
+}
+
+/**
+ * The goals of issue 32: passes long enough to rank (2 s or 1 GB each), spreads that rank (at most
+ * 15%, or the scenario flagged), and kwire at its defaults at least 1.1x every peer's best setting in
+ * every throughput scenario.
+ */
+export function issue32Goals(rows: readonly ResultRow[], scenarios: readonly ScenarioInfo[]): GoalResult[] {
+  const tp = scenarios.filter((s) => s.kind === 'throughput');
+  const goals: GoalResult[] = [];
+
+  // Every measured pass of every client: at least passSeconds long, or the whole 1 GB topic read.
+  const short: string[] = [];
+  const shortIds = new Set<string>();
+  let checked = 0;
+  for (const s of tp) {
+    if (!s.passSeconds) continue;
+    for (const r of rows.filter((x) => x.scenario === s.id && x.verified && x.shortPasses !== undefined)) {
+      checked++;
+      if (r.shortPasses! > 0) {
+        short.push(
+          `${s.id} ${r.label}: ${r.shortPasses} of its passes (${r.passSeconds![0].toFixed(2)}-${r.passSeconds![1].toFixed(2)} s, ${(r.passBytes![0] / 1e9).toFixed(2)}-${(r.passBytes![1] / 1e9).toFixed(2)} GB)`,
+        );
+        shortIds.add(s.id);
+      }
+    }
+  }
+  goals.push({
+    id: 'passes-2s-or-1gb',
+    issue: 32,
+    text: 'every measured throughput pass of every client lasts at least 2 s or reads at least 1 GB',
+    measured: checked ? (short.length ? short.join('; ') : `${checked} rows, every pass 2 s or 1 GB`) : 'not measured',
+    value: checked ? short.length : null,
+    target: 0,
+    direction: 'max',
+    met: checked ? short.length === 0 : null,
+    scenarios: [...shortIds],
+    ...(checked ? (short.length ? { miss: `${short.length} rows had a shorter pass` } : {}) : { miss: 'no throughput scenario with a pass limit in this run' }),
+  });
+
+  // Spreads: kwire's and each peer's best row per scenario.
+  const flagged: string[] = [];
+  const flaggedIds: string[] = [];
+  let worstSpread: number | null = null;
+  for (const s of tp) {
+    const k = ranking(rows, s.id);
+    for (const o of k.over) if (worstSpread === null || o.spread > worstSpread) worstSpread = o.spread;
+    if (!k.ranks) flaggedIds.push(s.id);
+    if (!k.ranks) flagged.push(`${s.id} (${k.over.map((o) => `${o.label} ${(o.spread * 100).toFixed(0)}%`).join(', ')})`);
+  }
+  goals.push({
+    id: 'spread-15',
+    issue: 32,
+    text: `every throughput scenario's compared rows (kwire, each peer's best) spread at most ${RANKING_SPREAD * 100}%; a scenario over it is flagged as not ranking`,
+    measured: tp.length ? (flagged.length ? `not ranking: ${flagged.join('; ')}` : `all ${tp.length} scenarios rank`) : 'not measured',
+    value: worstSpread === null ? 0 : Math.round(worstSpread * 1000) / 1000,
+    target: RANKING_SPREAD,
+    direction: 'max',
+    met: tp.length ? flagged.length === 0 : null,
+    scenarios: flaggedIds,
+    ...(flagged.length ? { miss: `${flagged.length} of ${tp.length} scenarios flagged as not ranking` } : {}),
+  });
+
+  // kwire at its defaults against every peer's best setting, every throughput scenario.
+  const figures: string[] = [];
+  const missing: string[] = [];
+  const below: string[] = [];
+  let worst: { r: number; where: string } | null = null;
+  for (const s of tp) {
+    let weakest: { r: number; peer: string } | null = null;
+    for (const f of PEER_FAMILIES) {
+      const r = ratioToBest(rows, s.id, 'kwire', f);
+      if (r === null) continue;
+      if (!weakest || r < weakest.r) weakest = { r, peer: bestOf(rows, s.id, f)!.label };
+    }
+    if (!weakest) {
+      missing.push(s.id);
+      continue;
+    }
+    const note = ranking(rows, s.id).ranks ? '' : ' (not ranking)';
+    figures.push(`${s.id}: ${x(weakest.r)} against ${weakest.peer}${note}`);
+    if (weakest.r < 1.1) below.push(s.id);
+    if (!worst || weakest.r < worst.r) worst = { r: weakest.r, where: `${s.id} against ${weakest.peer}` };
+  }
+  const peers: GoalResult = {
+    id: 'peers-1.1x',
+    issue: 32,
+    text: 'kwire at its defaults >= 1.1x the best setting of every peer (Java, node-rdkafka, @platformatic/kafka, kafkajs, kcat) in every throughput scenario (the weakest ratio per scenario)',
+    measured: figures.join('; ') || 'not measured',
+    value: worst === null ? null : Math.round(worst.r * 1000) / 1000,
+    target: 1.1,
+    direction: 'min',
+    met: worst === null ? null : worst.r >= 1.1 && missing.length === 0,
+    scenarios: below,
+  };
+  if (worst === null) peers.miss = 'not evaluable: no scenario with kwire and a peer verified';
+  else if (worst.r < 1.1) peers.miss = `missed by ${((1 - worst.r / 1.1) * 100).toFixed(1)}% on ${worst.where}: kwire would need to be ${((1.1 / worst.r - 1) * 100).toFixed(1)}% faster there`;
+  else if (missing.length) peers.miss = `not evaluable on ${missing.join(', ')}`;
+  goals.push(peers);
+  return goals;
+}
+
+/** Issue 33: @kwire/kafkajs through kafkajs's own programs, against kwire's API and against kafkajs. */
+export function issue33Goals(rows: readonly ResultRow[], scenarios: readonly ScenarioInfo[]): GoalResult[] {
+  const list = scenarios.filter((s) => s.kind === 'throughput' && (s.recordSize === 100 || s.recordSize === 1024) && s.compression === 'none' && (s.touch ?? 'value') === 'value');
+  const facade = (id: string, text: string, peer: string, target: number): GoalResult => {
+    const measured: string[] = [];
+    let worst: number | null = null;
+    for (const s of list) {
+      const r = ratioToBest(rows, s.id, 'kwire-kafkajs', peer);
+      if (r === null) continue;
+      measured.push(`${s.id}: ${x(r)}${peer === 'kwire' ? '' : ` (against ${bestOf(rows, s.id, peer)!.label})`}`);
+      if (worst === null || r < worst) worst = r;
+    }
+    const goal: GoalResult = {
+      id,
+      issue: 33,
+      text,
+      measured: measured.join('; ') || 'not measured',
+      value: worst === null ? null : Math.round(worst * 1000) / 1000,
+      target,
+      direction: 'min',
+      met: worst === null ? null : worst >= target,
+      scenarios: list.map((s) => s.id),
+    };
+    if (worst === null) goal.miss = 'no 100 B or 1 KB value-only scenario with @kwire/kafkajs and its counterpart verified';
+    else if (worst < target) goal.miss = `missed by ${((1 - worst / target) * 100).toFixed(1)}%`;
+    return goal;
+  };
+  return [
+    facade('facade-cost-15', "@kwire/kafkajs (kafkajs's eachBatch program) >= 0.85x kwire's own API in records/s on 100 B and 1 KB records", 'kwire', 0.85),
+    facade('facade-3x-kafkajs', '@kwire/kafkajs >= 3x kafkajs (its best setting) in records/s on 100 B and 1 KB records, the same program', 'kafkajs', 3),
+  ];
 }

@@ -1,7 +1,7 @@
 // The Markdown report (packages/bench/results/report.md): the run's context, the goals against
 // the measured figures, every table, the chart, the profiles and the notes on method.
 import { DEFAULT_VARIANT, warmupSecondsFor } from '../plan.js';
-import { bestOf, ratio, ratioToBest } from './summarize.js';
+import { bestOf, RANKING_SPREAD, ranking, ratio, ratioToBest } from './summarize.js';
 import { HANDLER_HEADERS, HANDLER_RIGHT, handlerCells, int, num, status } from './table.js';
 import type { BenchResults, ResultRow } from './types.js';
 
@@ -18,6 +18,13 @@ function verifiedCell(r: ResultRow): string {
 
 function x(n: number | null): string {
   return n === null ? '-' : `${n.toFixed(2)}x`;
+}
+
+/** Whether a throughput scenario ranks the clients, in words (issue 32). */
+function rankingLine(rows: readonly ResultRow[], scenario: string): string {
+  const k = ranking(rows, scenario);
+  if (k.ranks) return `Ranks: kwire's row and each peer's best spread at most ${RANKING_SPREAD * 100}%.`;
+  return `**Not ranking**: spread above ${RANKING_SPREAD * 100}% in ${k.over.map((o) => `${o.label} (${(o.spread * 100).toFixed(0)}%)`).join(', ')}; the ratios below are shown, not claimed.`;
 }
 
 /** The spread of a row's repetitions: min-max and (max - min) / median. */
@@ -52,9 +59,10 @@ export function markdownReport(results: BenchResults, analysis?: string): string
   out.push(
     '## How to read this',
     '',
-    '- **Steady state.** Every throughput client reads the whole topic several times in one process (Java: one JVM): warm-up passes, not counted (at least one, and as many more as fill the warm-up time of the scenario when it has one: a pass of 0.3 s does not warm a JIT), then the measured passes, each with a consumer of its own (a fresh group where the library needs one). kcat, a C program with nothing to warm, runs once per process, a warm-up run first. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.',
+    "- **Steady state.** Every throughput client reads the topic several times in one process (Java: one JVM): warm-up passes, not counted (at least one, and as many more as fill the warm-up time of the scenario when it has one), then the measured passes, each with a consumer of its own (a fresh group where the library needs one). In full runs a topic holds 1 GB of values and a pass ends at the topic's end or 2 s into its fetch phase, whichever comes first (issue 32): every pass lasts 2 s or reads 1 GB. kcat, a C program with nothing to warm, runs once per process, a warm-up run first, stopped by SIGINT at 2 s. **records/s** is the median of the measured passes, **spread** their min-max and (max - min) / median. The ceiling is measured the same way.",
+    "- **The same clock.** A pass's fetch phase starts when the client is connected with the topic's metadata, every partition assigned and its position known (kwire: its assign() with offset 0 returned; Java: partitionsFor(), assign() and seek(0) returned, so that no ListOffsets is timed, where before issue 32 Java's clock also ran over its connect, metadata and ListOffsets); the group clients (kafkajs, @platformatic/kafka) from their join; kcat from its spawn. A fresh consumer per pass costs each client its connect before that point, outside the clock.",
     "- **records/s** counts the fetch phase: from the moment the client has its partitions (assign() resolved; group joined for kafkajs and @platformatic/kafka; Java: its seekToBeginning) to the last record delivered. kcat has no assignment to time from: its figure runs from its start. **with join rec/s** counts from the consumer's creation (connect, metadata, group join) to the last record.",
-    "- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer's best setting in that scenario. The Java consumer runs with ConsumerPerformance's settings, at its default --fetch-size (max.partition.fetch.bytes 1 MiB) and at 4 MiB (`java@4MiB`, full runs); kwire with 4 MiB fetches (`kwire-4mib`) is a row of its own, beside the headline at kwire's defaults.",
+    "- **Each peer at its best.** kafkajs, @platformatic/kafka and node-rdkafka are swept over the settings their users change for throughput (the `setting` column; a variant id is `family@setting`); the goals and the ratio tables compare kwire, at its defaults, with each peer's best setting in that scenario. The Java consumer runs with ConsumerPerformance's settings at --fetch-size 4 MiB (`java@4MiB`; its default 1 MiB was never the better of the two in eight full runs and runs only with `--clients java`); kwire with 4 MiB fetches (`kwire-4mib`) is a row of its own, beside the headline at kwire's defaults.",
     '- **Workloads.** Value-only scenarios (null keys, no headers) read each value and hash its length and first and last 8 bytes. **Full-touch** scenarios (`-full`) hold a 16-byte key and two headers per record, and every client reads the key, the value with every byte hashed, the headers, the offset and the timestamp.',
     "- **x ceiling** divides by the transport ceiling of the same scenario: kwire's transport sending the same Fetch requests a consumer sends (Java's default sizes, one connection) and scanning batch headers only, nothing decoded; on compressed scenarios the decompressing ceiling also decompresses every batch. It is what this broker and machine deliver to one connection asking that way, not a bound on a client that asks differently.",
     "- **CPU s** and **GC ms** are per measured pass (the fetch phase; Java: the JVM's process CPU and collector time over the pass; kcat: its whole process, sampled from /proc). **peak RSS** is the process's maximum resident set over all its passes. **alloc B/rec** is JS heap bytes allocated per record, measured in a separate pass over the middle three fifths of the topic (V8's used heap at both ends plus what each collection in between freed), with a 128 MiB young generation. **max stall ms** is the longest event-loop delay between first and last record (1 ms resolution); **p99 loop ms** the p99 of the event loop's 1 ms timer samples over the same window (issue 16: <= 2 ms).",
@@ -85,12 +93,31 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       out.push(
         `### ${s.title}`,
         '',
-        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B, ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (and more until ${warmupSecondsFor(s, 'node')} s have passed; Java ${warmupSecondsFor(s, 'java')} s)` : ''} + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client.`,
+        `\`${s.id}\`: ${int(s.records)} records of ${s.recordSize} B (${((s.records * s.recordSize) / 1e9).toFixed(2)} GB of values), ${s.partitions} partition${s.partitions > 1 ? 's' : ''}, ${s.compression}${s.touch === 'full' ? ', keys and headers, **full touch**' : ', value only'}; ${s.warmupPasses ?? 1} warm-up${s.warmupSeconds ? ` (and more until ${warmupSecondsFor(s, 'node')} s have passed; Java ${warmupSecondsFor(s, 'java')} s)` : ''} + ${s.repetitions} measured pass${s.repetitions > 1 ? 'es' : ''} per client${s.passSeconds ? `, each to the topic's end or ${s.passSeconds} s into its fetch phase, whichever comes first (a pass cut at ${s.passSeconds} s is counted, its bytes checked, no checksum)` : ''}.`,
+        '',
+        rankingLine(rows, s.id),
         '',
       );
       out.push(
         mdTable(
-          ['client', 'setting', 'records/s', 'spread (min-max)', 'MiB/s', 'x ceiling', 'with join rec/s', 'CPU s', 'peak RSS MiB', 'GC ms', 'alloc B/rec', 'max stall ms', 'p99 loop ms', 'verified'],
+          [
+            'client',
+            'setting',
+            'records/s',
+            'spread (min-max)',
+            'pass s (min-max)',
+            'GB a pass',
+            'MiB/s',
+            'x ceiling',
+            'with join rec/s',
+            'CPU s',
+            'peak RSS MiB',
+            'GC ms',
+            'alloc B/rec',
+            'max stall ms',
+            'p99 loop ms',
+            'verified',
+          ],
           mine.map((r) => {
             const best = r.family && r.verified && bestOf(rows, s.id, r.family)?.client === r.client && mine.filter((m) => m.family === r.family).length > 1;
             return [
@@ -98,6 +125,8 @@ export function markdownReport(results: BenchResults, analysis?: string): string
               `${r.setting ?? ''}${best ? ' **(best)**' : ''}`,
               int(r.recordsPerSec),
               spreadCell(r),
+              r.passSeconds ? `${r.passSeconds[0].toFixed(2)}-${r.passSeconds[1].toFixed(2)}${r.cappedPasses ? ` (${r.cappedPasses} cut)` : ''}` : '-',
+              r.passBytes ? `${(r.passBytes[0] / 1e9).toFixed(2)}${r.passBytes[1] !== r.passBytes[0] ? `-${(r.passBytes[1] / 1e9).toFixed(2)}` : ''}` : '-',
               num(r.mbPerSec),
               r.ratioToCeiling === null ? '-' : r.ratioToCeiling.toFixed(2),
               int(r.totalRecordsPerSec),
@@ -110,7 +139,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
               verifiedCell(r),
             ];
           }),
-          [false, false, true, false, true, true, true, true, true, true, true, true, true, false],
+          [false, false, true, false, false, true, true, true, true, true, true, true, true, true, true, false],
         ),
         '',
       );
@@ -151,6 +180,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
       mdTable(
         [
           'scenario',
+          'ranks',
           'vs kafkajs',
           'vs @platformatic/kafka',
           'vs node-rdkafka',
@@ -163,6 +193,7 @@ export function markdownReport(results: BenchResults, analysis?: string): string
         ],
         ids.map((id) => [
           id,
+          ranking(rows, id).ranks ? 'yes' : '**no**',
           x(ratioToBest(rows, id, 'kwire', 'kafkajs')),
           x(ratioToBest(rows, id, 'kwire', 'platformatic')),
           x(ratioToBest(rows, id, 'kwire', 'rdkafka')),
@@ -173,8 +204,10 @@ export function markdownReport(results: BenchResults, analysis?: string): string
           x(ratio(rows, id, 'kwire-nocrc', 'kwire')),
           x(ratio(rows, id, 'kwire-4mib', 'kwire')),
         ]),
-        [false, true, true, true, true, true, true, true, true, true],
+        [false, false, true, true, true, true, true, true, true, true, true],
       ),
+      '',
+      `A scenario **ranks** the clients when kwire's row and each peer's best row spread at most ${RANKING_SPREAD * 100}% ((max - min) / median of the measured passes); where one spreads more, its ratios are shown but do not rank (issue 32).`,
       '',
       '![records/s as a ratio to the transport ceiling](chart.svg)',
       '',

@@ -6,6 +6,7 @@ import type { AllocRecord, LatencyFigures, ResultRow, RunRecord, ScenarioInfo } 
 export const CLIENT_LABELS: Record<string, string> = {
   kwire: 'kwire',
   'kwire-nocrc': 'kwire, checkCrcs: false',
+  'kwire-kafkajs': '@kwire/kafkajs (kafkajs API on kwire)',
   'kwire-cursor': 'kwire, batch.cursor()',
   'kwire-4mib': 'kwire, maxPartitionFetchBytes 4 MiB',
   kafkajs: 'kafkajs',
@@ -75,6 +76,22 @@ export function referenceChecksums(runs: readonly RunRecord[], scenarios: readon
     if (best) out.set(scenario, best[0]);
   }
   for (const s of scenarios) if (s.topicOf && out.has(s.topicOf)) out.set(s.id, out.get(s.topicOf)!);
+  // A topic with no throughput runs (kind 'topic', plan.ts): the clients that read it in full vote
+  // (the group and share runs: kwire, kafkajs, @platformatic/kafka, node-rdkafka).
+  const byTopic = new Map<string, Map<string, number>>();
+  for (const r of runs) {
+    if (r.checksum === null || r.status !== 'ok') continue;
+    const s = scenarios.find((x) => x.id === r.scenario);
+    if (!s?.topicOf || out.has(s.topicOf) || (s.kind !== 'group' && s.kind !== 'share')) continue;
+    let m = byTopic.get(s.topicOf);
+    if (!m) byTopic.set(s.topicOf, (m = new Map()));
+    m.set(r.checksum, (m.get(r.checksum) ?? 0) + 1);
+  }
+  for (const [topic, m] of byTopic) {
+    const best = [...m].sort((a, b) => b[1] - a[1])[0];
+    if (!best) continue;
+    for (const s of scenarios) if (s.topicOf === topic && !out.has(s.id)) out.set(s.id, best[0]);
+  }
   return out;
 }
 
@@ -147,6 +164,14 @@ export function summarize(runs: readonly RunRecord[], allocs: readonly AllocReco
         runsRecordsPerSec: mine.map((r) => (r.status === 'ok' ? r.recordsPerSec : null)),
         spread: spreadOf(ok.map((r) => r.recordsPerSec)),
       };
+      if (s.kind === 'throughput' && ok.length) {
+        const secs = ok.map((r) => r.fetchSeconds).filter((n): n is number => n !== null);
+        const bytes = ok.map((r) => r.bytes).filter((n): n is number => n !== null);
+        if (secs.length) row.passSeconds = [round(Math.min(...secs), 3)!, round(Math.max(...secs), 3)!];
+        if (bytes.length) row.passBytes = [Math.min(...bytes), Math.max(...bytes)];
+        row.cappedPasses = ok.filter((r) => r.capped).length;
+        if (s.passSeconds) row.shortPasses = ok.filter((r) => (r.fetchSeconds ?? 0) < s.passSeconds! && (r.bytes ?? 0) < 1e9).length;
+      }
       const variant = s.kind === 'throughput' ? variantById(client) : handlerVariantById(s.kind, client);
       if (variant) {
         row.family = variant.family;
@@ -246,6 +271,27 @@ export function bestOf(rows: readonly ResultRow[], scenario: string, family: str
     if (!best || r.recordsPerSec > best.recordsPerSec!) best = r;
   }
   return best;
+}
+
+/** The peer families kwire is ranked against (the goals and the report's ratio tables). */
+export const PEER_FAMILIES = ['kafkajs', 'platformatic', 'rdkafka', 'java', 'kcat'] as const;
+/** Issue 32: a scenario ranks the clients when no compared row spreads more than this. */
+export const RANKING_SPREAD = 0.15;
+
+/**
+ * Whether a throughput scenario ranks the clients: the rows it compares (kwire at its defaults and
+ * each peer family's best) each spread at most RANKING_SPREAD; `over` names the rows that do not.
+ */
+export function ranking(rows: readonly ResultRow[], scenario: string): { ranks: boolean; over: { label: string; spread: number }[] } {
+  const compared: ResultRow[] = [];
+  const kwire = rows.find((r) => r.scenario === scenario && r.client === 'kwire' && r.verified);
+  if (kwire) compared.push(kwire);
+  for (const f of PEER_FAMILIES) {
+    const b = bestOf(rows, scenario, f);
+    if (b) compared.push(b);
+  }
+  const over = compared.filter((r) => r.spread !== null && r.spread > RANKING_SPREAD).map((r) => ({ label: r.label, spread: r.spread! }));
+  return { ranks: over.length === 0, over };
 }
 
 /** Client a's median records/s over the best variant of family b in the same scenario, or null. */

@@ -3,7 +3,7 @@
 // JSON and turned into the console table, the Markdown report and the SVG chart.
 
 export type Codec = 'none' | 'lz4' | 'zstd';
-export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share' | 'fairness' | 'handler-io' | 'handler-cpu';
+export type ScenarioKind = 'throughput' | 'group' | 'latency' | 'rebalance' | 'soak' | 'share' | 'fairness' | 'handler-io' | 'handler-cpu' | 'topic';
 
 export interface ScenarioInfo {
   id: string;
@@ -32,6 +32,14 @@ export interface ScenarioInfo {
   backlogRecords?: number;
   backlogRecordSize?: number;
   backlogPartitions?: number;
+  /**
+   * throughput: a measured pass ends at the topic's end or this many seconds into its fetch phase,
+   * whichever comes first (issue 32: the topic holds 1 GB of values, so a pass lasts at least this
+   * long or reads at least 1 GB). A pass cut short is `capped`: counted, its bytes checked, no checksum.
+   */
+  passSeconds?: number;
+  /** throughput: the records an allocation run reads (the window is its middle three fifths), fewer than the topic's. */
+  allocRecords?: number;
   /** throughput: false = the peers' sweep is not run here (each family at its --quick settings). */
   sweep?: boolean;
   /** throughput: 'value' (values only; null keys, no headers) or 'full' (keys and headers; every field read). */
@@ -49,6 +57,8 @@ export interface RunRecord {
   scenario: string;
   client: string;
   rep: number;
+  /** throughput: the pass ended at the scenario's passSeconds, before the topic's end. */
+  capped?: boolean;
   /** throughput: the warm-up passes its process read before this one's series (more than warmupPasses when warmupSeconds asked for more). */
   warmups?: number;
   status: RunStatus;
@@ -211,6 +221,12 @@ export interface ResultRow {
   runsValues?: (number | null)[];
   /** (max - min) / median of the verified repetitions' records/s. */
   spread: number | null;
+  /** throughput: the shortest and longest measured pass (fetch phase, s), the least and most value bytes a pass read, and how many passes ended at the scenario's passSeconds. */
+  passSeconds?: [number, number];
+  passBytes?: [number, number];
+  cappedPasses?: number;
+  /** throughput with a pass limit: measured passes that neither reached it nor read 1 GB (issue 32: none). */
+  shortPasses?: number;
   /** Throughput variants: the client family and the setting of this row. */
   family?: string;
   setting?: string;

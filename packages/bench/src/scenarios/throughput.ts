@@ -63,6 +63,15 @@ export async function throughputScenario(ctx: Ctx, s: ScenarioInfo): Promise<voi
   }
 }
 
+/** A topic for other runs (group, soak, share): loaded and checked, no runs of its own. */
+export async function topicScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {
+  const topic = `bench-${s.id}-${Date.now().toString(36)}`;
+  step(ctx, `${s.id}: loading ${int(s.records)} records of ${s.recordSize} B (${s.compression}, ${s.partitions} partitions) into ${topic}`);
+  const loaded = await loadTopic(ctx.target, { topic, partitions: s.partitions, records: s.records, recordSize: s.recordSize, compression: s.compression, keyed: s.touch === 'full' });
+  ctx.topics.set(s.id, loaded);
+  ctx.progress.log(`  loaded in ${loaded.seconds.toFixed(1)} s (${int(loaded.producedRecordsPerSec)} records/s)`);
+}
+
 /** A variant's settings with 'partitions' resolved for this scenario. */
 function settingsFor(s: ScenarioInfo, v: ClientVariant): Record<string, unknown> | undefined {
   if (!v.settings) return undefined;
@@ -80,6 +89,7 @@ export function nodeOptions(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: C
     recordSize: s.recordSize,
     touch: s.touch ?? 'value',
     idleTimeoutMs: 30_000,
+    ...(s.passSeconds ? { passSeconds: s.passSeconds } : {}),
     ...(v.config ? { config: v.config } : {}),
     ...(settings ? { settings } : {}),
     ...(v.family === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}),
@@ -93,7 +103,10 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
     if (v.program === 'java') return await javaRuns(ctx, s, loaded, v, warmup);
     if (v.program === 'kcat') return await kcatRuns(ctx, s, loaded, v, warmup);
     const options: ClientOptions = { ...nodeOptions(ctx, s, loaded, v), warmupPasses: warmup, warmupSeconds: warmupSecondsFor(s, v.program), measuredPasses: s.repetitions };
-    const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options, timeoutMs: 1_800_000 }).done) as unknown as { passes: PassReport[] };
+    const out =
+      v.processPerPass && s.passSeconds
+        ? await passPerProcess(ctx, v, options)
+        : ((await spawnNodeClient({ node: ctx.node.path, client: v.program, options, timeoutMs: 1_800_000 }).done) as unknown as { passes: PassReport[] });
     const runs: RunRecord[] = [];
     const warmups = warmupsBefore(out.passes, warmup);
     for (const p of out.passes) {
@@ -110,13 +123,55 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
   }
 }
 
+/**
+ * A variant that cannot stop mid-topic and go on (ClientVariant.processPerPass): every pass in a
+ * process of its own, the warm-up passes first (as many as the warm-up asks, like passes.ts), the
+ * process ending after each.
+ */
+async function passPerProcess(ctx: Ctx, v: ClientVariant, options: ClientOptions): Promise<{ passes: PassReport[] }> {
+  const passes: PassReport[] = [];
+  const warmup = options.warmupPasses ?? 1;
+  const warmupMs = (options.warmupSeconds ?? 0) * 1000;
+  const started = performance.now();
+  let warmed = 0;
+  let measured = 0;
+  for (let index = 0; measured < (options.measuredPasses ?? 1); index++) {
+    const warming = warmed < warmup || performance.now() - started < warmupMs;
+    const one = { ...options, warmupPasses: 0, warmupSeconds: 0, measuredPasses: 1 };
+    const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options: one, timeoutMs: 600_000 }).done) as unknown as { passes: PassReport[] };
+    const p = out.passes[0];
+    if (!p) break;
+    passes.push({ ...p, pass: index, warmup: warming });
+    if (warming) warmed++;
+    else measured++;
+    if (p.error || (p.records !== options.records && !p.capped)) break;
+  }
+  return { passes };
+}
+
 /** One pass of a Node client: CPU and GC of its fetch phase (the process's totals would count the earlier passes). */
 function passRun(s: ScenarioInfo, client: string, p: PassReport, warmupPasses: number): RunRecord {
   const measuredIndex = p.pass - warmupPasses;
-  const run = fromReport(s, client, Math.max(0, measuredIndex), p as ClientReport, s.records);
+  const run = p.capped ? cappedRun(s, client, Math.max(0, measuredIndex), p) : fromReport(s, client, Math.max(0, measuredIndex), p as ClientReport, s.records);
   run.cpuSeconds = p.fetchCpuSeconds;
   if (p.fetchGcMs !== undefined) run.gcMs = p.fetchGcMs;
   if (p.warmup && run.status !== 'ok') run.reason = `warm-up pass: ${run.reason ?? ''}`;
+  return run;
+}
+
+/**
+ * A pass that ended at the scenario's passSeconds: its records are a prefix of the topic whose
+ * length depends on the client's speed, so there is no checksum to compare; the value bytes must
+ * still be records x record size.
+ */
+function cappedRun(s: ScenarioInfo, client: string, rep: number, p: ClientReport): RunRecord {
+  const run = fromReport(s, client, rep, { ...p, checksum: null }, p.records);
+  run.capped = true;
+  run.expectedRecords = s.records;
+  if (run.status === 'ok' && p.checksum !== null && p.bytes !== p.records * s.recordSize) {
+    run.status = 'failed';
+    run.reason = `${p.bytes} value bytes in ${p.records} records, expected ${p.records * s.recordSize}`;
+  }
   return run;
 }
 
@@ -130,6 +185,7 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
     warmup,
     warmupSeconds: warmupSecondsFor(s, 'java'),
     passes: s.repetitions,
+    ...(s.passSeconds ? { passSeconds: s.passSeconds } : {}),
     touch: s.touch ?? 'value',
     ...(props ? { props } : {}),
   });
@@ -155,8 +211,10 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
       gcMs: p.gcMs,
       maxEventLoopStallMs: null,
     };
-    if (p.records !== s.records) Object.assign(run, { status: 'failed', reason: `${p.warmup ? 'warm-up pass: ' : ''}consumed ${p.records} records, expected ${s.records}` });
-    else if (p.bytes !== s.records * s.recordSize) Object.assign(run, { status: 'failed', reason: `${p.bytes} value bytes, expected ${s.records * s.recordSize}` });
+    if (p.capped) Object.assign(run, { capped: true, checksum: null });
+    const want = p.capped ? p.records : s.records;
+    if (p.records !== want) Object.assign(run, { status: 'failed', reason: `${p.warmup ? 'warm-up pass: ' : ''}consumed ${p.records} records, expected ${s.records}` });
+    else if (p.bytes !== want * s.recordSize) Object.assign(run, { status: 'failed', reason: `${p.bytes} value bytes, expected ${want * s.recordSize}` });
     if (p.warmup && run.status === 'ok') continue;
     if (!p.warmup) run.warmups = warmups;
     runs.push(run);
@@ -169,7 +227,7 @@ async function javaRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
 async function kcatRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: ClientVariant, warmup: number): Promise<RunRecord[]> {
   const runs: RunRecord[] = [];
   for (let i = 0; i < warmup + s.repetitions; i++) {
-    const k = await runKcat(ctx.target.bootstrap, loaded.topic, s.records, s.recordSize, v.kcatArgs ?? []);
+    const k = await runKcat(ctx.target.bootstrap, loaded.topic, s.records, s.recordSize, v.kcatArgs ?? [], 300_000, s.passSeconds);
     const run: RunRecord = {
       scenario: s.id,
       client: v.id,
@@ -190,9 +248,11 @@ async function kcatRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
       gcMs: null,
       maxEventLoopStallMs: null,
     };
+    if (k.capped) run.capped = true;
+    const want = k.capped ? k.records : s.records;
     if (k.error) Object.assign(run, { status: 'failed', reason: k.error });
-    else if (k.records !== s.records) Object.assign(run, { status: 'failed', reason: `consumed ${k.records} records, expected ${s.records}` });
-    else if (k.bytes !== s.records * s.recordSize) Object.assign(run, { status: 'failed', reason: `${k.bytes} value bytes, expected ${s.records * s.recordSize}` });
+    else if (k.records !== want) Object.assign(run, { status: 'failed', reason: `consumed ${k.records} records, expected ${s.records}` });
+    else if (k.bytes !== want * s.recordSize) Object.assign(run, { status: 'failed', reason: `${k.bytes} value bytes, expected ${want * s.recordSize}` });
     if (i < warmup && run.status === 'ok') continue;
     runs.push(run);
     if (run.status !== 'ok') break;
@@ -201,11 +261,13 @@ async function kcatRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Clien
 }
 
 async function allocRun(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: ClientVariant): Promise<AllocRecord> {
+  const records = Math.min(s.records, s.allocRecords ?? s.records);
   const options: ClientOptions = {
     ...nodeOptions(ctx, s, loaded, v),
+    records,
     mode: 'alloc',
-    allocSkip: Math.floor(s.records / 5),
-    allocWindow: Math.floor((s.records * 3) / 5),
+    allocSkip: Math.floor(records / 5),
+    allocWindow: Math.floor((records * 3) / 5),
   };
   try {
     const r = await spawnNodeClient({ node: ctx.node.path, client: v.program, options, nodeFlags: ALLOC_FLAGS, timeoutMs: 600_000 }).done;

@@ -46,7 +46,10 @@ test('--quick: every client present verified; results.json, --json, report.md an
       kind,
     );
   const clients = new Set(ran.filter((r) => r.kind === 'throughput').map((r) => r.client));
-  for (const c of ['kwire', 'kwire-nocrc', 'kafkajs', 'java', 'ceiling']) assert.ok(clients.has(c), c);
+  for (const c of ['kwire', 'kwire-nocrc', 'kafkajs', 'java@4MiB', 'ceiling', 'kwire-kafkajs']) assert.ok(clients.has(c), c);
+  // Issue 32's and 33's goals are there too.
+  assert.is(results.goals.filter((g) => g.issue === 32).length, 3);
+  assert.is(results.goals.filter((g) => g.issue === 33).length, 2);
   for (const c of results.clients) if (!c.available) console.log(`  skipped: ${c.label}: ${c.reason}`);
   const kwire = ran.find((r) => r.kind === 'throughput' && r.client === 'kwire')!;
   assert.ok(kwire.recordsPerSec! > 0 && kwire.cpuSeconds! > 0 && kwire.peakRssMb! > 0 && kwire.allocBytesPerRecord !== null);

@@ -488,15 +488,15 @@ test('plans: full covers every size, partition count, codec and kind; quick is s
       full.scenarios.some((s) => s.kind === k),
       k,
     );
-  // Steady state: a warm-up pass, then at least 5 measured ones; a full-touch scenario.
-  assert.ok(tp.every((s) => s.repetitions >= 5 && s.warmupPasses === 1));
+  // Steady state: a warm-up pass, then at least 3 measured ones of 2 s or 1 GB (issue 32); a full-touch scenario.
+  assert.ok(tp.every((s) => s.repetitions >= 3 && s.warmupPasses === 1 && s.passSeconds === 2));
   assert.ok(tp.some((s) => s.touch === 'full'));
   // Share groups of 1 and of 3 members on the 1 KB topic, in steady state; not in --quick (over a minute).
   assert.equal(
     full.scenarios.filter((s) => s.kind === 'share').map((s) => [s.id, s.members, s.topicOf, s.warmupPasses, s.repetitions]),
     [
-      ['share-1KB-12p-none-x1', 1, '1KB-12p-none', 1, 3],
-      ['share-1KB-12p-none-x3', 3, '1KB-12p-none', 1, 3],
+      ['share-1KB-12p-none-250k-x1', 1, '1KB-12p-none-250k', 1, 3],
+      ['share-1KB-12p-none-250k-x3', 3, '1KB-12p-none-250k', 1, 3],
     ],
   );
   // --reps sets the share runs' passes too.
