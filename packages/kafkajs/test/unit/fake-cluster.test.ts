@@ -15,8 +15,21 @@ test.after(async () => {
   await cluster.stop();
 });
 
+/** Every consumer a test made: disconnected after it, so that a failed wait fails the test instead of keeping the process alive. */
+const made: { disconnect(): Promise<void> }[] = [];
+test.after.each(async () => {
+  for (const c of made.splice(0)) await c.disconnect().catch(() => {});
+});
+
 function kafka(): Kafka {
-  return new Kafka({ brokers: [cluster.bootstrap], clientId: 'unit', logLevel: logLevel.NOTHING, retry: { initialRetryTime: 20, maxRetryTime: 100 } });
+  const k = new Kafka({ brokers: [cluster.bootstrap], clientId: 'unit', logLevel: logLevel.NOTHING, retry: { initialRetryTime: 20, maxRetryTime: 100 } });
+  const consumer = k.consumer.bind(k);
+  k.consumer = (options) => {
+    const c = consumer(options);
+    made.push(c);
+    return c;
+  };
+  return k;
 }
 
 const consumerOptions = { maxWaitTimeInMs: 50, heartbeatInterval: 500, sessionTimeout: 6000 };
