@@ -61,36 +61,31 @@ export function median(values: readonly (number | null | undefined)[]): number |
  * the reference of the scenario whose topic they read.
  */
 export function referenceChecksums(runs: readonly RunRecord[], scenarios: readonly ScenarioInfo[]): Map<string, string> {
+  const out = majorities(runs, scenarios, (s) => (s.kind === 'throughput' ? s.id : undefined));
+  for (const s of scenarios) if (s.topicOf && out.has(s.topicOf)) out.set(s.id, out.get(s.topicOf)!);
+  // A topic with no throughput runs (kind 'topic', plan.ts): the clients that read it in full vote
+  // (the group and share runs: kwire, kafkajs, @platformatic/kafka, node-rdkafka).
+  const byTopic = majorities(runs, scenarios, (s) => ((s.kind === 'group' || s.kind === 'share') && s.topicOf && !out.has(s.topicOf) ? s.topicOf : undefined));
+  for (const [topic, checksum] of byTopic) for (const s of scenarios) if (s.topicOf === topic && !out.has(s.id)) out.set(s.id, checksum);
+  return out;
+}
+
+/** The checksum most verified runs agree on, per key (`keyOf` a run's scenario; undefined: the run does not vote). */
+function majorities(runs: readonly RunRecord[], scenarios: readonly ScenarioInfo[], keyOf: (s: ScenarioInfo) => string | undefined): Map<string, string> {
   const votes = new Map<string, Map<string, number>>();
   for (const r of runs) {
     if (r.checksum === null || r.status !== 'ok') continue;
     const s = scenarios.find((x) => x.id === r.scenario);
-    if (!s || s.kind !== 'throughput') continue;
-    let m = votes.get(r.scenario);
-    if (!m) votes.set(r.scenario, (m = new Map()));
+    const key = s && keyOf(s);
+    if (!key) continue;
+    let m = votes.get(key);
+    if (!m) votes.set(key, (m = new Map()));
     m.set(r.checksum, (m.get(r.checksum) ?? 0) + 1);
   }
   const out = new Map<string, string>();
-  for (const [scenario, m] of votes) {
+  for (const [key, m] of votes) {
     const best = [...m].sort((a, b) => b[1] - a[1])[0];
-    if (best) out.set(scenario, best[0]);
-  }
-  for (const s of scenarios) if (s.topicOf && out.has(s.topicOf)) out.set(s.id, out.get(s.topicOf)!);
-  // A topic with no throughput runs (kind 'topic', plan.ts): the clients that read it in full vote
-  // (the group and share runs: kwire, kafkajs, @platformatic/kafka, node-rdkafka).
-  const byTopic = new Map<string, Map<string, number>>();
-  for (const r of runs) {
-    if (r.checksum === null || r.status !== 'ok') continue;
-    const s = scenarios.find((x) => x.id === r.scenario);
-    if (!s?.topicOf || out.has(s.topicOf) || (s.kind !== 'group' && s.kind !== 'share')) continue;
-    let m = byTopic.get(s.topicOf);
-    if (!m) byTopic.set(s.topicOf, (m = new Map()));
-    m.set(r.checksum, (m.get(r.checksum) ?? 0) + 1);
-  }
-  for (const [topic, m] of byTopic) {
-    const best = [...m].sort((a, b) => b[1] - a[1])[0];
-    if (!best) continue;
-    for (const s of scenarios) if (s.topicOf === topic && !out.has(s.id)) out.set(s.id, best[0]);
+    if (best) out.set(key, best[0]);
   }
   return out;
 }

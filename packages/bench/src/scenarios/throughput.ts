@@ -10,7 +10,7 @@ import { loadTopic, type LoadedTopic } from '../orchestrator/topics.js';
 import { allocClients, variantsFor, warmupSecondsFor, warmupsBefore, type ClientVariant } from '../plan.js';
 import { int } from '../report/table.js';
 import type { AllocRecord, RunRecord, ScenarioInfo } from '../report/types.js';
-import type { PassReport } from '../passes.js';
+import { runPasses, type PassReport } from '../passes.js';
 import { describe, failedRun, fromReport, label, MIB, rotate, skippedRun, step, type Ctx } from './context.js';
 
 const ALLOC_FLAGS = ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128'];
@@ -124,28 +124,16 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
 }
 
 /**
- * A variant that cannot stop mid-topic and go on (ClientVariant.processPerPass): every pass in a
- * process of its own, the warm-up passes first (as many as the warm-up asks, like passes.ts), the
- * process ending after each.
+ * A variant that cannot stop mid-topic and go on (ClientVariant.processPerPass): runPasses' loop
+ * (warm-up by count and time, then the measured passes), each pass in a process of its own that
+ * ends after it.
  */
 async function passPerProcess(ctx: Ctx, v: ClientVariant, options: ClientOptions): Promise<{ passes: PassReport[] }> {
-  const passes: PassReport[] = [];
-  const warmup = options.warmupPasses ?? 1;
-  const warmupMs = (options.warmupSeconds ?? 0) * 1000;
-  const started = performance.now();
-  let warmed = 0;
-  let measured = 0;
-  for (let index = 0; measured < (options.measuredPasses ?? 1); index++) {
-    const warming = warmed < warmup || performance.now() - started < warmupMs;
-    const one = { ...options, warmupPasses: 0, warmupSeconds: 0, measuredPasses: 1 };
+  const one = { ...options, warmupPasses: 0, warmupSeconds: 0, measuredPasses: 1 };
+  const passes = await runPasses({ ...options, measuredPasses: options.measuredPasses ?? 1 }, async () => {
     const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options: one, timeoutMs: 600_000 }).done) as unknown as { passes: PassReport[] };
-    const p = out.passes[0];
-    if (!p) break;
-    passes.push({ ...p, pass: index, warmup: warming });
-    if (warming) warmed++;
-    else measured++;
-    if (p.error || (p.records !== options.records && !p.capped)) break;
-  }
+    return out.passes[0] ?? ({ client: v.program, records: 0, error: 'the process reported no pass' } as ClientReport);
+  });
   return { passes };
 }
 
