@@ -174,6 +174,16 @@ export interface ConsumerConfig {
    * partition with a CorruptRecordError naming this option; the memory is never taken.
    */
   maxDecompressedBytes?: number;
+  /**
+   * Whose memory records' bytes live in. 'pooled' (the default): Fetch answers and decompression
+   * output come from a pool and are reused once their batch is released (the lifetime rule in the
+   * README). 'owned': every answer and decompression output gets memory of its own that is never
+   * reused, so Buffers taken from records (key, value, header values, and views made of them) stay
+   * valid for as long as the application holds them, as kafkajs's do; records themselves still
+   * follow the lifetime rule. Costs fresh memory for every answer, and the garbage collection that
+   * goes with it (the bench's kwire-owned row).
+   */
+  recordBuffers?: 'pooled' | 'owned';
   logger?: Logger;
 }
 
@@ -226,6 +236,7 @@ export const KWIRE_OPTIONS: readonly string[] = [
   'logger',
   'deserializationErrorPolicy',
   'maxDecompressedBytes',
+  'recordBuffers',
 ];
 
 /** Where options that are not configuration go, for a message naming the place. */
@@ -286,6 +297,7 @@ export interface ResolvedConfig {
   yieldIntervalMs: number;
   commitMetadataMaxBytes: number;
   maxDecompressedBytes: number;
+  recordBuffers: 'pooled' | 'owned';
   logger: Logger;
 }
 
@@ -451,6 +463,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     // Room for the header and a few offsets at least (finished-metadata.ts).
     commitMetadataMaxBytes: integer(config, 'commitMetadataMaxBytes', 4096, 64, 1 << 20),
     maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
+    recordBuffers: oneOf(config, 'recordBuffers', ['pooled', 'owned'] as const, 'pooled'),
     logger: (config.logger as Logger | undefined) ?? defaultLogger,
   };
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { type BufferPool, ErrorCode, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
+import { type BufferPool, type BufferPoolStats, ErrorCode, Metadata, type Input, type MetadataRequest, type MetadataResponse } from '@kwire/protocol';
 import { retainedFor, sharedBufferPool } from './shared-pool.js';
 import { MetadataCache } from './cluster/metadata.js';
 import { ConsumerMeter } from './metrics/meter.js';
@@ -8,6 +8,7 @@ import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, lookUpOffsets, type OffsetAndTime
 import { resolveConfig, type ConsumerConfig, type DeserializedKey, type DeserializedValue, type ResolvedConfig } from './config.js';
 import { BrokerPool } from './connection/index.js';
 import { clientPoolOptions } from './connection/broker-pool.js';
+import { freshFrames } from './connection/frame-pool.js';
 import { BrokerResponseError, ClosedError, ConfigError, UsageError, type DeserializationError } from './errors.js';
 import { AssignedOffsets } from './group/assigned-offsets.js';
 import { resolveAssignors } from './group/assignors/index.js';
@@ -51,6 +52,9 @@ export type ConsumerEvents = { [K in GroupEventName]: [detail: GroupEventDetails
   'deserialization-error': [err: DeserializationError];
 };
 
+/** metrics().pool with recordBuffers 'owned': no pool is used. */
+const NO_POOL_STATS: BufferPoolStats = Object.freeze({ hits: 0, misses: 0, released: 0, dropped: 0, ignored: 0, bytesRetained: 0, buffersRetained: 0, outstanding: 0 });
+
 /**
  * A Kafka consumer on kwire's own protocol stack.
  *
@@ -78,7 +82,8 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
   private readonly meter = new ConsumerMeter(this);
   /** Every assigned partition's state: changed only through its methods. */
   private readonly subscriptions: SubscriptionState;
-  private readonly bufferPool: BufferPool;
+  /** Null with recordBuffers 'owned': frames and decompression output are fresh memory, never reused. */
+  private readonly bufferPool: BufferPool | null;
   /** Which stream each partition feeds, and the streams. */
   private readonly router: StreamRouter;
   private connected: Promise<void> | undefined;
@@ -105,8 +110,8 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
     // (maxBufferedBytes 4 MiB) could keep nothing, allocated a fresh 4 MiB frame per Fetch, and
     // spent 0.73 s of 2.9 CPU seconds in GC over 1.5 GB (64k records/s of 10 KB against 140k).
     // The process's pool (shared-pool.ts): a consumer created after another one closed finds its buffers.
-    this.bufferPool = sharedBufferPool.join(this, retainedFor(c.maxBufferedBytes));
-    this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool));
+    this.bufferPool = c.recordBuffers === 'owned' ? null : sharedBufferPool.join(this, retainedFor(c.maxBufferedBytes));
+    this.pool = new BrokerPool(clientPoolOptions(c, this.bufferPool ?? freshFrames));
     this.metadata = new MetadataCache((body) => this.sendMetadata(body), { maxAgeMs: c.metadataMaxAgeMs, retryBackoffMs: c.retryBackoffMs, retryBackoffMaxMs: c.retryBackoffMaxMs, logger: c.logger });
     this.subscriptions = new SubscriptionState(() => this.fetcher.schedule(), this.meter);
     const collector = new FetchCollector(this.subscriptions);
@@ -572,7 +577,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       group: this.group ? this.meter.group(this.group.membership.sinceLastHeartbeatMs()) : undefined,
       bufferedBytes: this.fetcher.buffered,
       assignedPartitions: this.subscriptions.size,
-      pool: this.bufferPool.stats,
+      pool: this.bufferPool?.stats ?? NO_POOL_STATS,
       fetchLatency: this.fetcher.latency.summary(),
       processing: this.runStats.snapshot(
         Object.fromEntries([...((this.group?.positions ?? this.assignedOffsets?.positions)?.metadataBytes ?? [])].map(([key, bytes]) => [key.replace('\u0000', '-'), bytes])),

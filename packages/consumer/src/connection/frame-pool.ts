@@ -76,5 +76,14 @@ export class SimpleFramePool implements FramePool {
   }
 }
 
+/**
+ * Fresh memory for every frame, never reused (recordBuffers 'owned'): a frame's bytes stay valid
+ * for as long as anything holds a view of them, and the garbage collector frees them after.
+ */
+export const freshFrames: FramePool = {
+  acquire: (size) => Buffer.allocUnsafeSlow(size),
+  release: () => {},
+};
+
 /** The pool connections share when their options name none. */
 export const defaultFramePool: FramePool = new SimpleFramePool();

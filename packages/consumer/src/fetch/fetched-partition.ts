@@ -92,7 +92,8 @@ const NO_ABORTED: readonly AbortedTransaction[] = [];
 export interface FetchedPartitionOptions {
   readCommitted: boolean;
   checkCrcs: boolean;
-  pool: BufferPool;
+  /** Where decompression output comes from; null: fresh memory (recordBuffers 'owned'). */
+  pool: BufferPool | null;
   /** The consumer's maxDecompressedBytes (the codec default when absent). */
   maxDecompressedBytes?: number;
   context: RecordContext;

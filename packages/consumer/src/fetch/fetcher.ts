@@ -89,7 +89,8 @@ export interface FetcherOptions {
   sink: FetchedDataSink;
   metadata: MetadataCache;
   pool: BrokerPool;
-  bufferPool: BufferPool;
+  /** Decompression output's pool; null with recordBuffers 'owned'. */
+  bufferPool: BufferPool | null;
   logger: Logger;
   /** A position moved without the application asking (a truncation, an out-of-range reset). */
   onPositionChange?: (change: PositionChange) => void;
