@@ -21,6 +21,7 @@ import { FetchSession, type SessionPartition, type SessionRequest } from './fetc
 import { SharedFrame } from '../connection/shared-frame.js';
 import { FetchedPartition } from './fetched-partition.js';
 import { BufferBudget } from './buffer-budget.js';
+import { FetchSizes } from './fetch-sizes.js';
 import { Positions, type PositionChange } from './positions.js';
 import { LatencyWindow } from '../metrics/latency.js';
 import { tpKey, type PartitionState } from '../state/partition-state.js';
@@ -125,12 +126,18 @@ export class Fetcher {
   private readonly contexts = new Map<string, RecordContext>();
   /** Fetched bytes not yet let go by the application, in all and per partition. */
   private readonly budget = new BufferBudget(() => this.schedule());
+  /** Each partition's partitionMaxBytes: adapted to its backlog unless max.partition.fetch.bytes is set. */
+  private readonly fetchSizes: FetchSizes;
   private scheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: FetcherOptions) {
     this.partitions = options.subscriptions;
+    this.fetchSizes = new FetchSizes(options.config, (key) => {
+      const p = this.partitions.get(key);
+      return p !== undefined && p.state === 'fetching' && !p.paused;
+    });
     const { config, metadata, logger, subscriptions, onPositionChange } = options;
     this.positions = new Positions(
       { config, metadata, logger, subscriptions, stats: this.stats, onPositionChange },
@@ -334,7 +341,7 @@ export class Fetcher {
         fetchOffset: p.fetchPosition!,
         currentLeaderEpoch: topic?.partitions[p.partition]?.leaderEpoch ?? -1,
         lastFetchedEpoch: p.lastFetchedEpoch,
-        partitionMaxBytes: config.maxPartitionFetchBytes,
+        partitionMaxBytes: this.fetchSizes.sizeFor(p.key),
       });
       generations.set(p.key, p.generation);
       this.partitions.fetchSent(p);
@@ -410,9 +417,12 @@ export class Fetcher {
             this.partitions.preferReplica(state, pd.preferredReadReplica, Date.now() + config.metadataMaxAgeMs);
           }
           const records = pd.records;
-          if (records === null || records.length === 0) continue;
-          const scan = scanRecordBatches(records);
-          if (scan.batches === 0) continue;
+          const scan = records === null || records.length === 0 ? undefined : scanRecordBatches(records);
+          // Full (all bytes asked for, a cut last batch included) and still short of the high
+          // watermark: behind, and its next Fetch may ask for more.
+          const end = scan !== undefined && scan.batches > 0 ? scan.nextOffset : asked.fetchOffset;
+          this.fetchSizes.answered(key, asked.partitionMaxBytes, records?.length ?? 0, end < pd.highWatermark);
+          if (records === null || scan === undefined || scan.batches === 0) continue;
           anyData = true;
           answerBytes += scan.wholeBytes;
           this.stats.bytesFetched += scan.wholeBytes;
