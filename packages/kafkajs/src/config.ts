@@ -2,7 +2,7 @@
 // with kafkajs's defaults where they differ from kwire's.
 import type { Assignor, ConsumerConfig as KwireConsumerConfig, Logger as KwireLogger, SaslConfig } from '@kwire/consumer';
 import type { ConsumerConfig as KafkaJSConsumerConfig, KafkaConfig, Logger, RetryOptions } from 'kafkajs-upstream';
-import { KafkaJSNonRetriableError } from './errors.js';
+import { KafkaJSNonRetriableError } from './error-classes.js';
 
 /**
  * Options of @kwire/kafkajs's own, beyond kafkajs's: what kwire offers that kafkajs has no
@@ -117,7 +117,6 @@ export function kwireConfig(
     heartbeatIntervalMs: heartbeatInterval,
     // kafkajs's rebalanceTimeout is what JoinGroup carries: Java's (and kwire's) max.poll.interval.ms.
     maxPollIntervalMs: nonNegative(o.rebalanceTimeout, 'rebalanceTimeout', CONSUMER_DEFAULTS.rebalanceTimeout),
-    maxPartitionFetchBytes: nonNegative(o.maxBytesPerPartition, 'maxBytesPerPartition', CONSUMER_DEFAULTS.maxBytesPerPartition),
     fetchMinBytes: nonNegative(o.minBytes, 'minBytes', CONSUMER_DEFAULTS.minBytes),
     fetchMaxBytes: nonNegative(o.maxBytes, 'maxBytes', CONSUMER_DEFAULTS.maxBytes),
     fetchMaxWaitMs: nonNegative(o.maxWaitTimeInMs, 'maxWaitTimeInMs', CONSUMER_DEFAULTS.maxWaitTimeInMs),
@@ -130,11 +129,17 @@ export function kwireConfig(
     retryBackoffMaxMs: Math.max(1, nonNegative(retry.maxRetryTime, 'retry.maxRetryTime', RETRY_DEFAULTS.maxRetryTime)),
     // kafkajs hands each fetch's records of a partition as one batch: no cap of kwire's 500.
     maxPollRecords: 100_000,
+    // kafkajs's Buffers are the application's to keep: answers in memory that is never reused, so
+    // messages are views of it (no copy of the records' bytes).
+    recordBuffers: 'owned',
     enableAutoCommit: true,
     autoOffsetReset: 'latest',
     partitionAssignmentStrategy: assignors,
     logger: kwireLogger(logger),
   };
+  // Unset, kafkajs's 1 MiB is kwire's default too, and kwire then lets a partition that is behind
+  // ask for more (adaptive fetch sizes); set, it is obeyed exactly.
+  if (o.maxBytesPerPartition !== undefined) config.maxPartitionFetchBytes = nonNegative(o.maxBytesPerPartition, 'maxBytesPerPartition', CONSUMER_DEFAULTS.maxBytesPerPartition);
   if (o.rackId) config.clientRack = o.rackId;
   if (client.ssl) config.ssl = client.ssl === true ? true : client.ssl;
   const sasl = saslOf(client.sasl);

@@ -2,10 +2,10 @@
 // headers as an object of Buffers (an array for a repeated key), and kafkajs's Batch with its
 // offset helpers.
 //
-// kwire's record bytes are views into pooled memory, reused once the batch is released; kafkajs's
-// Buffers are the application's to keep. So each wire batch's record bytes are copied once into a
-// buffer of their own (one copy per wire batch, not per record), and keys, values and header
-// values are views of that copy: they live as long as the application keeps them.
+// kafkajs's Buffers are the application's to keep. The facade's kwire consumer runs with
+// recordBuffers 'owned' (config.ts): its answers are in memory that is never reused, so keys,
+// values and header values are views of it, made with the batch's own view maker (cheaper than
+// Buffer's subarray), and live as long as the application keeps them.
 import type { BatchCursor, ConsumerBatch } from '@kwire/consumer';
 import type { Batch as KafkaJSBatch, IHeaders, KafkaMessage } from 'kafkajs-upstream';
 
@@ -53,9 +53,7 @@ interface WireBatch {
   readonly isTransactional: boolean;
   readonly isControl: boolean;
   readonly timestampType: string;
-  data: Buffer | null;
-  dataStart: number;
-  dataEnd: number;
+  viewOf(start: number, length: number): Buffer;
 }
 
 function contextOf(w: WireBatch): BatchContext {
@@ -92,6 +90,9 @@ export function headersObject(list: readonly { key: string; value: Buffer | null
 
 let sharedCursor: BatchCursor | undefined;
 
+/** '000' to '999': the last three digits of an offset's decimal string. */
+const LAST_DIGITS: readonly string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
 /**
  * The batch's records as kafkajs's messages, with `offsets` (the same records' offsets as
  * numbers, NaN past 2^53) for marking them processed without parsing strings.
@@ -102,37 +103,50 @@ export function toMessages(batch: ConsumerBatch): { messages: Message[]; offsets
   const cursor = batch.cursor(sharedCursor);
   sharedCursor = undefined; // taken: a callback reading another batch meanwhile gets a cursor of its own
   let wire: WireBatch | null = null;
-  let own: Buffer = Buffer.alloc(0);
-  let base = 0;
   let context: BatchContext | undefined;
+  // An offset's string is its thousands' string (made once per thousand offsets) and its last
+  // three digits from a table: half of what String() costs per record.
+  let thousands = -1;
+  let thousandsString = '';
+  // Producers stamp many records with the same millisecond: its string is made once.
+  let lastTimestamp = Number.NaN;
+  let lastTimestampString = '';
   let n = 0;
   try {
     for (let r = cursor.next(); r !== null; r = cursor.next()) {
       const w = r.batch as unknown as WireBatch;
       if (w !== wire) {
         wire = w;
-        const data = r.data;
-        own = Buffer.from(data.subarray(w.dataStart, w.dataEnd));
-        base = w.dataStart;
         context = contextOf(w);
       }
       const headers: IHeaders = {};
       for (let h = 0; h < r.headerCount; h++) {
         r.header(h);
-        const data = r.data;
-        const key = data.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength);
-        const value = r.headerValueLength < 0 ? null : own.subarray(r.headerValueOffset - base, r.headerValueOffset - base + r.headerValueLength);
-        addHeader(headers, key, value);
+        const key = r.data.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength);
+        addHeader(headers, key, r.headerValueLength < 0 ? null : w.viewOf(r.headerValueOffset, r.headerValueLength));
       }
       const offsetNumber = r.offsetNumber;
-      const timestamp = Number.isNaN(r.timestamp) ? r.timestampBigInt.toString() : String(r.timestamp);
+      let offsetString = '';
+      if (offsetNumber >= 1000) {
+        const t = Math.floor(offsetNumber / 1000);
+        if (t !== thousands) {
+          thousands = t;
+          thousandsString = String(t);
+        }
+        offsetString = thousandsString + LAST_DIGITS[offsetNumber - t * 1000];
+      }
+      const ts = r.timestamp;
+      if (ts !== lastTimestamp) {
+        lastTimestamp = ts;
+        lastTimestampString = Number.isNaN(ts) ? r.timestampBigInt.toString() : String(ts);
+      }
       messages[n] = {
         magicByte: w.magic,
         attributes: r.attributes,
-        timestamp,
-        offset: Number.isNaN(offsetNumber) ? r.offset.toString() : String(offsetNumber),
-        key: r.keyLength < 0 ? null : own.subarray(r.keyOffset - base, r.keyOffset - base + r.keyLength),
-        value: r.valueLength < 0 ? null : own.subarray(r.valueOffset - base, r.valueOffset - base + r.valueLength),
+        timestamp: lastTimestampString,
+        offset: offsetNumber < 1000 ? String(offsetNumber) : Number.isNaN(offsetNumber) ? r.offset.toString() : offsetString,
+        key: r.keyLength < 0 ? null : w.viewOf(r.keyOffset, r.keyLength),
+        value: r.valueLength < 0 ? null : w.viewOf(r.valueOffset, r.valueLength),
         headers,
         isControlRecord: false,
         batchContext: context!,

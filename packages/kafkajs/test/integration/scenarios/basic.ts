@@ -282,6 +282,38 @@ export const basic: Scenario[] = [
     },
   },
   {
+    // The facade makes offset strings from a cached thousands' part and timestamp strings once per
+    // run of equal timestamps: offsets across 999/1000 and 9999/10000, timestamps that repeat, move
+    // on and go back, headers on some records.
+    name: 'eachBatch over 10,050 records: offset and timestamp strings, headers, keys',
+    topics: [1],
+    async run(ctx) {
+      const total = 10_050;
+      const timestampOf = (i: number) => String(1_700_000_000_000 + (i % 500 === 499 ? -1000 : Math.floor(i / 7)));
+      for (let from = 0; from < total; from += 2010) {
+        const messages = Array.from({ length: Math.min(2010, total - from) }, (_, k) => {
+          const i = from + k;
+          return { key: i % 3 === 0 ? null : `k${i}`, value: `v${i}`, timestamp: timestampOf(i), ...(i % 4 === 0 ? { headers: { h: `x${i}` } } : {}) };
+        });
+        await ctx.produce(0, 0, messages);
+      }
+      const c = ctx.consumer();
+      const wrong: string[] = [];
+      await consume(
+        ctx,
+        c,
+        { topic: ctx.topics[0], fromBeginning: true },
+        {
+          eachBatch: recordingBatches(ctx, ({ batch }) => {
+            for (const m of batch.messages) if (m.timestamp !== timestampOf(Number(m.offset))) wrong.push(`${m.offset}:${m.timestamp}`);
+          }),
+        },
+        total,
+      );
+      ctx.note(`timestamps not as produced: ${wrong.length} ${wrong.slice(0, 3).join(' ')}`);
+    },
+  },
+  {
     name: 'maxBytesPerPartition and maxBytes small: records still all delivered in order',
     topics: [2],
     async run(ctx) {
