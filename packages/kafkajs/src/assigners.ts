@@ -6,7 +6,7 @@
 // @kwire/kafkajs members can share a group during a rolling migration, whichever leads.
 import type { Assignor, AssignmentContext, MemberAssignment } from '@kwire/consumer';
 import type { Assigner, Cluster, Logger, PartitionAssigner } from 'kafkajs-upstream';
-import { KafkaJSNonRetriableError } from './errors.js';
+import { KafkaJSNonRetriableError } from './error-classes.js';
 import { upstream } from './upstream.js';
 
 export const ROUND_ROBIN_NAME = 'RoundRobinAssigner';

@@ -25,7 +25,8 @@ import type {
 import { assignorsFor } from './assigners.js';
 import { RETRY_DEFAULTS, kwireConfig, type ConsumerConfig, type RetryConfig } from './config.js';
 import { CONSUMER_EVENTS, EVENT_KEYS, InstrumentationEmitter, isConsumerEventName, type ConsumerEventName, type Event } from './events.js';
-import { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded, nonRetriable, retriableForKafkaJS, toKafkaJSError } from './errors.js';
+import { KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded } from './error-classes.js';
+import { nonRetriable, retriableForKafkaJS, toKafkaJSError } from './errors.js';
 import { Batch, toMessages } from './message.js';
 import { withRetries } from './retry.js';
 import { Long } from './upstream.js';

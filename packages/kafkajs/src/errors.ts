@@ -1,6 +1,5 @@
-// kafkajs's error classes (kafkajs's own, from the upstream dependency: the producer's errors and
-// the consumer's are one set of classes), and how kwire's errors become them: by class and
-// `retriable` as kafkajs would have thrown them, with the kwire error as `cause`.
+// How kwire's errors become kafkajs's (error-classes.ts): by class and `retriable` as kafkajs would
+// have thrown them, with the kwire error as `cause`.
 import {
   AuthenticationError,
   BrokerResponseError,
@@ -14,46 +13,12 @@ import {
   UsageError,
   isKafkaError,
 } from '@kwire/consumer';
+import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSOffsetOutOfRange, KafkaJSRequestTimeoutError, KafkaJSSASLAuthenticationError } from './error-classes.js';
 import { createErrorFromCode, upstream } from './upstream.js';
 
-export const {
-  KafkaJSError,
-  KafkaJSNonRetriableError,
-  KafkaJSPartialMessageError,
-  KafkaJSBrokerNotFound,
-  KafkaJSProtocolError,
-  KafkaJSConnectionError,
-  KafkaJSRequestTimeoutError,
-  KafkaJSSASLAuthenticationError,
-  KafkaJSNumberOfRetriesExceeded,
-  KafkaJSOffsetOutOfRange,
-  KafkaJSGroupCoordinatorNotFound,
-  KafkaJSNotImplemented,
-  KafkaJSMetadataNotLoaded,
-  KafkaJSTopicMetadataNotLoaded,
-  KafkaJSStaleTopicMetadataAssignment,
-  KafkaJSDeleteGroupsError,
-  KafkaJSTimeout,
-  KafkaJSLockTimeout,
-  KafkaJSServerDoesNotSupportApiKey,
-  KafkaJSUnsupportedMagicByteInMessageSet,
-  KafkaJSDeleteTopicRecordsError,
-  KafkaJSAggregateError,
-  KafkaJSAlterPartitionReassignmentsError,
-} = upstream;
-
-// Classes kafkajs exports at run time that its types leave out.
-type ErrorClass = new (e: Error | string, metadata?: Record<string, unknown>) => InstanceType<typeof upstream.KafkaJSError>;
-const untyped = upstream as unknown as Record<string, ErrorClass>;
-export const KafkaJSConnectionClosedError: ErrorClass = untyped.KafkaJSConnectionClosedError!;
-export const KafkaJSMemberIdRequired: ErrorClass = untyped.KafkaJSMemberIdRequired!;
-export const KafkaJSNoBrokerAvailableError: ErrorClass = untyped.KafkaJSNoBrokerAvailableError!;
-export const KafkaJSInvariantViolation: ErrorClass = untyped.KafkaJSInvariantViolation!;
-export const KafkaJSInvalidVarIntError: ErrorClass = untyped.KafkaJSInvalidVarIntError!;
-export const KafkaJSInvalidLongError: ErrorClass = untyped.KafkaJSInvalidLongError!;
-export const KafkaJSCreateTopicError: ErrorClass = untyped.KafkaJSCreateTopicError!;
-
 export type KafkaJSErrorInstance = InstanceType<typeof upstream.KafkaJSError>;
+/** kafkajs's error constructors as they are at run time (its types omit the metadata argument of some). */
+type ErrorClass = new (e: Error | string, metadata?: Record<string, unknown>) => KafkaJSErrorInstance;
 
 /** What kafkajs's retrier makes of an error it must not retry: a KafkaJSNonRetriableError with the error as cause. */
 export function nonRetriable(error: Error): KafkaJSErrorInstance {

@@ -9,38 +9,7 @@ export type { ClientContext } from './consumer.js';
 export type { ConsumerConfig, KwireOptions } from './config.js';
 export type { Message, BatchContext } from './message.js';
 export { PartitionAssigners } from './assigners.js';
-export {
-  KafkaJSError,
-  KafkaJSNonRetriableError,
-  KafkaJSPartialMessageError,
-  KafkaJSBrokerNotFound,
-  KafkaJSProtocolError,
-  KafkaJSConnectionError,
-  KafkaJSConnectionClosedError,
-  KafkaJSRequestTimeoutError,
-  KafkaJSSASLAuthenticationError,
-  KafkaJSNumberOfRetriesExceeded,
-  KafkaJSOffsetOutOfRange,
-  KafkaJSMemberIdRequired,
-  KafkaJSGroupCoordinatorNotFound,
-  KafkaJSNotImplemented,
-  KafkaJSMetadataNotLoaded,
-  KafkaJSTopicMetadataNotLoaded,
-  KafkaJSStaleTopicMetadataAssignment,
-  KafkaJSDeleteGroupsError,
-  KafkaJSTimeout,
-  KafkaJSLockTimeout,
-  KafkaJSServerDoesNotSupportApiKey,
-  KafkaJSUnsupportedMagicByteInMessageSet,
-  KafkaJSDeleteTopicRecordsError,
-  KafkaJSInvariantViolation,
-  KafkaJSInvalidVarIntError,
-  KafkaJSInvalidLongError,
-  KafkaJSCreateTopicError,
-  KafkaJSNoBrokerAvailableError,
-  KafkaJSAggregateError,
-  KafkaJSAlterPartitionReassignmentsError,
-} from './errors.js';
+export * from './error-classes.js';
 
 // kafkajs's constants and helpers, kafkajs's own objects.
 export const {

@@ -3,7 +3,8 @@
 import type { Admin, AdminConfig, GroupDescription, KafkaConfig, Logger, Producer, ProducerConfig } from 'kafkajs-upstream';
 import type { ConsumerConfig } from './config.js';
 import { Consumer } from './consumer.js';
-import { KafkaJSNonRetriableError, toKafkaJSError } from './errors.js';
+import { KafkaJSNonRetriableError } from './error-classes.js';
+import { toKafkaJSError } from './errors.js';
 import { upstream } from './upstream.js';
 
 export class Kafka {

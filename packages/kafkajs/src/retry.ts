@@ -3,7 +3,8 @@
 // growing, randomised wait, and when the retries run out the last error comes wrapped in
 // KafkaJSNumberOfRetriesExceeded; a failure that is not retriable comes at once, as it is.
 import { RETRY_DEFAULTS, type RetryConfig } from './config.js';
-import { KafkaJSNumberOfRetriesExceeded, retriableForKafkaJS, toKafkaJSError } from './errors.js';
+import { KafkaJSNumberOfRetriesExceeded } from './error-classes.js';
+import { retriableForKafkaJS, toKafkaJSError } from './errors.js';
 
 function randomized(factor: number, time: number): number {
   const delta = factor * time;
