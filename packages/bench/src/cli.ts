@@ -32,8 +32,8 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
   --bootstrap H:P       use this broker (the Java tools come from the launcher's jars)
   --out DIR             where results.json, report.md, chart.svg go (default packages/bench/results)
   --json FILE           also write the results JSON to FILE
-  --reps N              measured passes per client and scenario, after the warm-up passes (one, and in full runs as many more as fill 1.5 s, 6 s for Java) (default 5, quick 1)
-  --clients a,b         only these families or variants: kwire,kwire-nocrc,kwire-cursor,kwire-4mib,kafkajs,platformatic,rdkafka,
+  --reps N              measured passes per client and scenario, after the warm-up passes (one, and in full runs as many more as fill 4 s) (default 5, quick 1)
+  --clients a,b         only these families or variants: kwire,kwire-nocrc,kwire-cursor,kwire-1mib,kwire-4mib,kwire-owned,kwire-kafkajs,kafkajs,platformatic,rdkafka,
                         java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing,java@4MiB
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p; handler-io,handler-cpu:
                         issue 31's handler-bound family alone, about 4-5 minutes)

@@ -68,14 +68,23 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
   { id: 'kwire', family: 'kwire', program: 'kwire', setting: 'defaults' },
   { id: 'kwire-nocrc', family: 'kwire-nocrc', program: 'kwire', setting: 'checkCrcs: false', config: { checkCrcs: false } },
   {
-    // Larger per-partition fetches (4 MiB, as java@4MiB): measured on 2026-12-04 (analysis.md, "Fetch
-    // sizes"), 8-22% more records/s than the 1 MiB default at every record size, in steady state. A
-    // row of its own beside the headline: kwire's defaults stay Java's (max.partition.fetch.bytes 1 MiB).
+    // Larger per-partition fetches (4 MiB, as java@4MiB), fixed: beside the defaults, whose sizes
+    // adapt (1 MiB, up to 4 MiB for a partition that is behind: issue 32 step 4).
     id: 'kwire-4mib',
     family: 'kwire-4mib',
     program: 'kwire',
     setting: 'maxPartitionFetchBytes 4 MiB (max.partition.fetch.bytes), defaults otherwise',
     config: { maxPartitionFetchBytes: 4 * MIB },
+    fullOnly: true,
+  },
+  {
+    // max.partition.fetch.bytes set to its default, 1 MiB: an explicit setting is obeyed exactly, so
+    // this is kwire before sizes adapted (what the adaptive defaults gain or lose).
+    id: 'kwire-1mib',
+    family: 'kwire-1mib',
+    program: 'kwire',
+    setting: 'maxPartitionFetchBytes 1 MiB set (fixed: no adaptive sizes), defaults otherwise',
+    config: { maxPartitionFetchBytes: MIB },
     fullOnly: true,
   },
   {
@@ -111,6 +120,17 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
   // @16MiB at 10 KB and on compressed topics, @50MiB only on compressed ones.
   // Issue 33: kafkajs's own programs through @kwire/kafkajs (the one-line migration): what the
   // facade costs against kwire's API and gains over kafkajs (the kafkajs@eachMessage row beside it).
+  {
+    // kwire's own API with the memory rule the facade runs under (records' Buffers never reused):
+    // what that rule costs, apart from what the facade's message objects cost.
+    id: 'kwire-owned',
+    family: 'kwire-owned',
+    program: 'kwire',
+    setting: "recordBuffers 'owned' (Buffers the application may keep, as @kwire/kafkajs runs), defaults otherwise",
+    config: { recordBuffers: 'owned' },
+    fullOnly: true,
+    facadeOnly: true,
+  },
   { id: 'kwire-kafkajs', family: 'kwire-kafkajs', program: 'kwire-kafkajs', setting: "@kwire/kafkajs through kafkajs's program (eachBatch, kafkajs's defaults)", facadeOnly: true },
   {
     id: 'kwire-kafkajs@eachMessage',
@@ -400,7 +420,7 @@ function sizeText(bytes: number): string {
 }
 
 /** Full runs: the least time a throughput client warms up for before its measured passes, from its first pass's start. */
-export const FULL_WARMUP_SECONDS = 1.5;
+export const FULL_WARMUP_SECONDS = 4;
 /** The same for the Java consumer's JVM (see below). */
 export const FULL_JVM_WARMUP_SECONDS = 4;
 /**
@@ -554,7 +574,9 @@ export function buildPlan(mode: 'full' | 'quick', repetitions?: number): Plan {
   // Warm-up by time as well as by count. With passes of 0.2-0.4 s (before issue 32) kwire's first
   // measured pass was often the odd one and the Java consumer's five measured passes still rose after
   // 3 s (100B-12p-lz4: 1.72M, 1.43M, 1.99M, 2.08M, 2.74M), hence 1.5 s for Node and 6 s for the JVM;
-  // with passes of up to 2 s, one pass warms a Node client and the JVM gets two (4 s).
+  // with passes of up to 2 s the JVM gets two (4 s). Node clients too need 4-5 s: kwire's passes of
+  // 1 GB (100B-1p-none, six measured after 1.5 s of warm-up) read 8.9M, 9.8M, 10.0M, 10.9M, 11.1M,
+  // 11.0M records/s, steady from the fourth; so every client warms up for 4 s.
   for (const s of t) Object.assign(s, { warmupSeconds: FULL_WARMUP_SECONDS, jvmWarmupSeconds: FULL_JVM_WARMUP_SECONDS });
   // The group, soak and share runs read every record of their topic in every pass, for every member:
   // they keep the 1 KB topic of 250,000 records they read before issue 32 (loaded once, 3-4 s). The

@@ -9,6 +9,8 @@ export const CLIENT_LABELS: Record<string, string> = {
   'kwire-kafkajs': '@kwire/kafkajs (kafkajs API on kwire)',
   'kwire-cursor': 'kwire, batch.cursor()',
   'kwire-4mib': 'kwire, maxPartitionFetchBytes 4 MiB',
+  'kwire-1mib': 'kwire, maxPartitionFetchBytes 1 MiB (fixed)',
+  'kwire-owned': "kwire, recordBuffers 'owned'",
   kafkajs: 'kafkajs',
   platformatic: '@platformatic/kafka',
   rdkafka: 'node-rdkafka (librdkafka)',

@@ -84,7 +84,7 @@ export function consoleReport(results: BenchResults): string {
   const tp = rows.filter((r) => r.kind === 'throughput');
   if (tp.length) {
     out.push(
-      'Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after the warm-up ones (at least one, and in full runs at least 1.5 s of them, 4 s for Java; each pass of a full run 2 s or 1 GB); spread = (max - min) / median)',
+      'Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after the warm-up ones (at least one, and in full runs at least 4 s of them; each pass of a full run 2 s or 1 GB); spread = (max - min) / median)',
     );
     out.push(textTable(THROUGHPUT_HEADERS, tp.map(throughputCells), [false, false, true, true, true, true, true, true, true, true, true, true, false]));
   }

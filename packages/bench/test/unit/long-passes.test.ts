@@ -171,6 +171,13 @@ test("issue 33's goals: the facade against kwire's API and against kafkajs", () 
   const speed = goals.find((g) => g.id === 'facade-3x-kafkajs')!;
   assert.is(speed.value, 4.5);
   assert.is(speed.met, true);
+  // A miss names the facade and the amount; a 1-partition scenario (where the facade does not run) is not counted.
+  const onePartition: ScenarioInfo = { ...scenario, id: 's1', partitions: 1 };
+  const slow = summarize([...runsOf('kwire', [10e6, 10e6, 10e6]), ...runsOf('kwire-kafkajs', [6e6, 6e6, 6e6]), ...runsOf('kwire', [10e6], { scenario: 's1' })], [], [scenario, onePartition]);
+  const missed = issue33Goals(slow, [scenario, onePartition]).find((g) => g.id === 'facade-cost-15')!;
+  assert.is(missed.met, false);
+  assert.equal(missed.scenarios, ['s']);
+  assert.match(missed.miss!, /missed by 29\.4%: kwire-kafkajs would need/);
 });
 
 test('a topic with no throughput runs: the group and share runs that read it vote its reference checksum', () => {
