@@ -6,7 +6,8 @@
 //  - a heap measurement that fails if the cursor allocates per record, and one that bounds the
 //    default path's bytes per record.
 // Batches are built as the fetcher builds them: a FetchedPartition over encodeRecordBatch bytes.
-import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BufferPool, encodeRecordBatch, RecordReleasedError, type RecordInput } from '@kwire/protocol';
@@ -15,6 +16,12 @@ import { fetchedFrom } from './fetched-fixture.js';
 import { CorruptRecordError, createConsumer } from '../../src/index.js';
 import { FakeCluster } from '@kwire/testkit';
 import { decodeBatch } from '../../src/deserialize.js';
+
+/** A full collection, with or without --expose-gc. */
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc ?? (setFlagsFromString('--expose-gc'), runInNewContext('gc') as () => void);
+  gc();
+}
 
 const context = recordContext('t', 0, 'buffer', 'buffer', true);
 
@@ -220,6 +227,35 @@ test('the lifetime rule: a released batch’s cursor throws RecordReleasedError'
   );
   assert.throws(
     () => r.data,
+    (err: unknown) => err instanceof RecordReleasedError,
+  );
+});
+
+test('a released batch lets its records go: a holder of the batch keeps none of them, offsets stay exact', async () => {
+  // Compaction gaps (offsets 0, 2, 5, 9) so that lastOffset is the last record's, not nextOffset - 1.
+  const bytes = encodeRecordBatch(
+    [0, 2, 5, 9].map((o) => ({ value: `v${o}`, offsetDelta: o })),
+    { baseOffset: 0 },
+  );
+  const { data } = fetched(bytes);
+  const batch = data.next(500)!;
+  let first: WeakRef<object> | undefined;
+  (() => {
+    const records = batch.records;
+    assert.is(records.length, 4);
+    first = new WeakRef(records[0]!);
+  })();
+  batch.release();
+  // The batch itself is still held (as a run() loop parked on its next take holds its last one).
+  collectGarbage();
+  await new Promise((r) => setImmediate(r));
+  collectGarbage();
+  assert.is(first!.deref(), undefined, 'the records were let go with the memory they read');
+  assert.is(batch.firstOffset, 0n);
+  assert.is(batch.lastOffset, 9n);
+  assert.is(batch.count, 4);
+  assert.throws(
+    () => batch.records,
     (err: unknown) => err instanceof RecordReleasedError,
   );
 });
