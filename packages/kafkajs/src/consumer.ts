@@ -608,7 +608,7 @@ export class Consumer implements KafkaJSConsumer {
     const key = tpKey(topic, partition);
     const seeksAtStart = this.seeks.get(key) ?? 0;
     const isStale = () => (this.seeks.get(key) ?? 0) !== seeksAtStart;
-    const { messages, offsets } = toMessages(kb);
+    const { messages, offsets } = toMessages(kb, config.eachMessage !== undefined);
     const batch = new Batch(topic, partition, kb.highWatermark.toString(), messages);
     const started = Date.now();
     const payload =
@@ -659,7 +659,7 @@ export class Consumer implements KafkaJSConsumer {
             if (autoCommit) await this.commitFinished();
             throw e;
           }
-          const o = offsets[i]!;
+          const o = offsets![i]!;
           resolve(o < Number.MAX_SAFE_INTEGER ? o : BigInt(message.offset));
           if (autoCommit) this.resolved(1, config);
           if (this.pauses.size > 0 && this.isPaused(topic, partition)) break;

@@ -94,19 +94,21 @@ let sharedCursor: BatchCursor | undefined;
 const LAST_DIGITS: readonly string[] = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 
 /**
- * The batch's records as kafkajs's messages, with `offsets` (the same records' offsets as
- * numbers, NaN past 2^53) for marking them processed without parsing strings.
+ * The batch's records as kafkajs's messages; with `withOffsets`, `offsets` too (the same records'
+ * offsets as numbers, NaN past 2^53) for marking them processed one by one without parsing strings
+ * (eachMessage; eachBatch needs none).
  */
-export function toMessages(batch: ConsumerBatch): { messages: Message[]; offsets: number[] } {
+export function toMessages(batch: ConsumerBatch, withOffsets: boolean): { messages: Message[]; offsets: number[] | null } {
   const messages: Message[] = new Array(batch.count);
-  const offsets: number[] = new Array(batch.count);
+  const offsets: number[] | null = withOffsets ? new Array(batch.count) : null;
   const cursor = batch.cursor(sharedCursor);
   sharedCursor = undefined; // taken: a callback reading another batch meanwhile gets a cursor of its own
   let wire: WireBatch | null = null;
   let context: BatchContext | undefined;
   // An offset's string is its thousands' string (made once per thousand offsets) and its last
   // three digits from a table: half of what String() costs per record.
-  let thousands = -1;
+  let thousandsFrom = 0;
+  let thousandsTo = -1;
   let thousandsString = '';
   // Producers stamp many records with the same millisecond: its string is made once.
   let lastTimestamp = Number.NaN;
@@ -128,12 +130,13 @@ export function toMessages(batch: ConsumerBatch): { messages: Message[]; offsets
       const offsetNumber = r.offsetNumber;
       let offsetString = '';
       if (offsetNumber >= 1000) {
-        const t = Math.floor(offsetNumber / 1000);
-        if (t !== thousands) {
-          thousands = t;
+        if (offsetNumber >= thousandsTo || offsetNumber < thousandsFrom) {
+          const t = Math.floor(offsetNumber / 1000);
+          thousandsFrom = t * 1000;
+          thousandsTo = thousandsFrom + 1000;
           thousandsString = String(t);
         }
-        offsetString = thousandsString + LAST_DIGITS[offsetNumber - t * 1000];
+        offsetString = thousandsString + LAST_DIGITS[offsetNumber - thousandsFrom];
       }
       const ts = r.timestamp;
       if (ts !== lastTimestamp) {
@@ -151,14 +154,14 @@ export function toMessages(batch: ConsumerBatch): { messages: Message[]; offsets
         isControlRecord: false,
         batchContext: context!,
       };
-      offsets[n] = offsetNumber;
+      if (offsets !== null) offsets[n] = offsetNumber;
       n++;
     }
   } finally {
     sharedCursor = cursor;
   }
   messages.length = n;
-  offsets.length = n;
+  if (offsets !== null) offsets.length = n;
   return { messages, offsets };
 }
 
