@@ -15,6 +15,15 @@ import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '@kwire/protocol';
 export const MAX_ADAPTIVE_PARTITION_FETCH_BYTES = 4 * 1024 * 1024;
 
 /**
+ * Whether fetch sizes adapt: max.partition.fetch.bytes left unset, and answers read into pooled
+ * memory (with recordBuffers 'owned' each answer is fresh memory, and larger answers cost more in
+ * page faults than the round trips they save).
+ */
+export function adaptsFetchSizes(config: { maxPartitionFetchBytesExplicit: boolean; recordBuffers: 'pooled' | 'owned' }): boolean {
+  return !config.maxPartitionFetchBytesExplicit && config.recordBuffers === 'pooled';
+}
+
+/**
  * Consumer configuration. Names are the Java consumer's, in camelCase (fetch.max.wait.ms ->
  * fetchMaxWaitMs); the dotted Java names are accepted too, so a properties file can be passed as
  * it is. Defaults are the Java client's. See the README for the full mapping.
@@ -164,7 +173,7 @@ export interface ConsumerConfig {
   /** TLS: true for defaults, or node:tls options (ca, cert, key, servername, rejectUnauthorized). */
   ssl?: boolean | TlsOptions;
   sasl?: SaslConfig;
-  /** Bytes buffered per partition before it is left out of fetches (decompressed; default: 4 x maxPartitionFetchBytes when that is set, else 4 x 4 MiB). */
+  /** Bytes buffered per partition before it is left out of fetches (decompressed; default: 4 x maxPartitionFetchBytes when that is set or recordBuffers is 'owned', else 4 x 4 MiB). */
   maxBufferedBytesPerPartition?: number;
   /** Bytes buffered over all partitions before fetching pauses (decompressed; default: 2 x fetchMaxBytes). */
   maxBufferedBytes?: number;
@@ -412,6 +421,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
   const fetchMaxBytes = integer(config, 'fetchMaxBytes', 52_428_800, 1, 0x7fffffff);
   const maxPartitionFetchBytes = integer(config, 'maxPartitionFetchBytes', 1_048_576, 1, 0x7fffffff);
   const maxPartitionFetchBytesExplicit = config.maxPartitionFetchBytes !== undefined;
+  const recordBuffers = oneOf(config, 'recordBuffers', ['pooled', 'owned'] as const, 'pooled');
   const sessionTimeoutMs = integer(config, 'sessionTimeoutMs', 45_000, 1, 0x7fffffff);
   const heartbeatIntervalMs = integer(config, 'heartbeatIntervalMs', 3_000, 1, 0x7fffffff);
   if (heartbeatIntervalMs >= sessionTimeoutMs) {
@@ -480,7 +490,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     maxBufferedBytesPerPartition: integer(
       config,
       'maxBufferedBytesPerPartition',
-      4 * (maxPartitionFetchBytesExplicit ? maxPartitionFetchBytes : Math.max(maxPartitionFetchBytes, MAX_ADAPTIVE_PARTITION_FETCH_BYTES)),
+      4 * (adaptsFetchSizes({ maxPartitionFetchBytesExplicit, recordBuffers }) ? Math.max(maxPartitionFetchBytes, MAX_ADAPTIVE_PARTITION_FETCH_BYTES) : maxPartitionFetchBytes),
       1,
     ),
     maxBufferedBytes: integer(config, 'maxBufferedBytes', 2 * fetchMaxBytes, 1),
@@ -488,7 +498,7 @@ export function resolveConfig(input: ConsumerConfig | Record<string, unknown>): 
     // Room for the header and a few offsets at least (finished-metadata.ts).
     commitMetadataMaxBytes: integer(config, 'commitMetadataMaxBytes', 4096, 64, 1 << 20),
     maxDecompressedBytes: integer(config, 'maxDecompressedBytes', DEFAULT_MAX_DECOMPRESSED_BYTES, 1, 0x7fffffff),
-    recordBuffers: oneOf(config, 'recordBuffers', ['pooled', 'owned'] as const, 'pooled'),
+    recordBuffers,
     logger: (config.logger as Logger | undefined) ?? defaultLogger,
   };
 }

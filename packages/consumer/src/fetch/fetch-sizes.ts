@@ -1,7 +1,10 @@
-import { MAX_ADAPTIVE_PARTITION_FETCH_BYTES, type ResolvedConfig } from '../config.js';
+import { adaptsFetchSizes, MAX_ADAPTIVE_PARTITION_FETCH_BYTES, type ResolvedConfig } from '../config.js';
 
 /** The settings fetch sizes follow. */
-export type FetchSizeConfig = Pick<ResolvedConfig, 'maxPartitionFetchBytes' | 'maxPartitionFetchBytesExplicit' | 'fetchMaxBytes' | 'maxBufferedBytes' | 'maxBufferedBytesPerPartition'>;
+export type FetchSizeConfig = Pick<
+  ResolvedConfig,
+  'maxPartitionFetchBytes' | 'maxPartitionFetchBytesExplicit' | 'fetchMaxBytes' | 'maxBufferedBytes' | 'maxBufferedBytesPerPartition' | 'recordBuffers'
+>;
 
 /**
  * Each partition's partitionMaxBytes (max.partition.fetch.bytes) in its Fetches: the one owner of
@@ -47,9 +50,9 @@ export class FetchSizes {
     // At most a quarter of the per-partition buffer bound, which keeps its room for four answers
     // (config.ts) at any size, and no more than fetch.max.bytes (the broker would cut the answer:
     // not full, back to the default, and growing again).
-    this.ceiling = config.maxPartitionFetchBytesExplicit
-      ? this.base
-      : Math.max(this.base, Math.min(MAX_ADAPTIVE_PARTITION_FETCH_BYTES, Math.floor(config.maxBufferedBytesPerPartition / 4), config.fetchMaxBytes));
+    // With recordBuffers 'owned' every answer is fresh memory: larger answers cost more page faults
+    // than the round trips they save (kwire-owned at 100 B: 5.8M records/s adapting, 9.7M fixed).
+    this.ceiling = !adaptsFetchSizes(config) ? this.base : Math.max(this.base, Math.min(MAX_ADAPTIVE_PARTITION_FETCH_BYTES, Math.floor(config.maxBufferedBytesPerPartition / 4), config.fetchMaxBytes));
     this.allowance = Math.floor(Math.min(config.fetchMaxBytes, config.maxBufferedBytes) / 2);
   }
 

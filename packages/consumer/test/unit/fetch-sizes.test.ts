@@ -81,12 +81,14 @@ test('back to the default once caught up, after an answer that was not full, or 
   assert.is(s.sizeFor(key), MiB);
 });
 
-test('an explicit max.partition.fetch.bytes is obeyed exactly, whatever the answers', () => {
+test("an explicit max.partition.fetch.bytes is obeyed exactly, whatever the answers; recordBuffers 'owned' never adapts", () => {
   const cases: [Record<string, unknown>, number][] = [
     [{ maxPartitionFetchBytes: MiB }, MiB],
     [{ 'max.partition.fetch.bytes': 256 * 1024 }, 256 * 1024],
     // Room to grow in every other bound: the setting alone keeps it.
     [{ maxPartitionFetchBytes: MiB, maxBufferedBytesPerPartition: 64 * MiB }, MiB],
+    // Unset, but answers in fresh memory (recordBuffers 'owned'): no growth either.
+    [{ recordBuffers: 'owned' }, MiB],
   ];
   for (const [config, asked] of cases) {
     const s = sizes(config);
