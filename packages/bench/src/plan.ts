@@ -141,6 +141,16 @@ export const THROUGHPUT_VARIANTS: readonly ClientVariant[] = [
     fullOnly: true,
     facadeOnly: true,
   },
+  {
+    // The facade's opt-in for handlers that keep no Buffer past their promise: kwire's pooled memory.
+    id: 'kwire-kafkajs@pooled',
+    family: 'kwire-kafkajs',
+    program: 'kwire-kafkajs',
+    setting: "@kwire/kafkajs, kwire: { recordBuffers: 'pooled' } (Buffers valid until the handler settles)",
+    config: { kwire: { recordBuffers: 'pooled' } },
+    fullOnly: true,
+    facadeOnly: true,
+  },
   { id: 'kafkajs@eachMessage', family: 'kafkajs', program: 'kafkajs', setting: 'run({ eachMessage }), defaults otherwise', settings: { each: 'message' }, fullOnly: true, facadeOnly: true },
   platformatic(1, false),
   platformatic(4, true, 'compressed-or-10kb'),

@@ -40,6 +40,7 @@ test("kafkajs's defaults become kwire's settings, and kwire accepts the result",
   assert.is(c.maxPollIntervalMs, 60000, 'rebalanceTimeout');
   // Unset, kwire's own default (kafkajs's too, 1 MiB) applies, and adapts to a backlog; set, it is passed on.
   assert.is(c.maxPartitionFetchBytes, undefined);
+  assert.is(c.recordBuffers, 'owned', "kafkajs's Buffers are the application's to keep");
   assert.is(c.fetchMaxBytes, 10485760);
   assert.is(c.fetchMaxWaitMs, 5000);
   assert.is(c.fetchMinBytes, 1);
@@ -69,7 +70,7 @@ test("kafkajs's options map one to one", () => {
       readUncommitted: true,
       rackId: 'rack-1',
       metadataMaxAge: 1234,
-      kwire: { groupProtocol: 'consumer', groupRemoteAssignor: 'uniform', groupInstanceId: 'i-1' },
+      kwire: { groupProtocol: 'consumer', groupRemoteAssignor: 'uniform', groupInstanceId: 'i-1', recordBuffers: 'pooled' },
     },
     { ...RETRY_DEFAULTS, initialRetryTime: 50, maxRetryTime: 900 },
     logger,
@@ -96,6 +97,7 @@ test("kafkajs's options map one to one", () => {
   assert.is(c.groupRemoteAssignor, 'uniform');
   assert.is(c.groupInstanceId, 'i-1');
   assert.equal(c.partitionAssignmentStrategy, ['cooperative-sticky']);
+  assert.is(c.recordBuffers, 'pooled');
   resolveConfig(c);
 });
 
@@ -117,6 +119,7 @@ test('bad configuration: typed errors where kafkajs throws them', () => {
   throwsKafkaJS(() => kafka.consumer({ groupId: '' }), /groupId must be a non-empty string/);
   throwsKafkaJS(() => kafka.consumer({ groupId: 'g', heartbeatInterval: 5000, sessionTimeout: 5000 }), /heartbeatInterval \(5000\) must be lower than sessionTimeout \(5000\)/);
   throwsKafkaJS(() => kafka.consumer({ groupId: 'g', maxBytes: -1 }), /Invalid maxBytes/);
+  throwsKafkaJS(() => kafka.consumer({ groupId: 'g', kwire: { recordBuffers: 'copied' as never } }), /kwire.recordBuffers must be 'owned' .* or 'pooled' .*, not "copied"/);
   throwsKafkaJS(() => kafka.consumer({ groupId: 'g', sessionTimeout: 'long' as never }), /Invalid sessionTimeout/);
   throwsKafkaJS(() => kafka.consumer({ groupId: 'g', partitionAssigners: [] }), /partitionAssigners/);
   throwsKafkaJS(() => kafka.consumer({ groupId: 'g', partitionAssigners: [() => ({}) as never] }), /the factory must return \{ name, version, assign\(group\), protocol\(\{ topics \}\) \}/);
