@@ -13,6 +13,9 @@ export { coordinatorPartition, javaStringHashCode } from './group/coordinator.js
 
 // Configuration as the consumers resolve it (createConsumer and createShareConsumer do it).
 export { resolveConfig, JAVA_NAMES } from './config.js';
+
+// Each partition's Fetch size as the consumer adapts it (the bench's transport ceiling asks the same).
+export { FetchSizes, type FetchSizeConfig } from './fetch/fetch-sizes.js';
 export { resolveShareConfig } from './share/config.js';
 
 // The classic group's partition assignors: the built-ins, their user-data codecs and the checks

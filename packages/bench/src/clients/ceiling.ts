@@ -1,7 +1,8 @@
 // The transport ceiling: kwire's transport (a Connection from @kwire/consumer's BrokerPool)
 // sending the same Fetch requests a consumer sends, for every partition not yet at its end, one in
-// flight per broker with the Java consumer's default sizes (fetch.max.bytes 50 MiB,
-// max.partition.fetch.bytes 1 MiB, fetch.max.wait.ms 500, fetch.min.bytes 1); each answer's record
+// flight per broker with kwire's default sizes (fetch.max.bytes 50 MiB, fetch.max.wait.ms 500,
+// fetch.min.bytes 1, and each partition's max.partition.fetch.bytes from the consumer's own
+// FetchSizes: 1 MiB, up to 4 MiB while it is behind); each answer's record
 // batches are only scanned (scanRecordBatches: batch headers, to advance the fetch offsets) and the
 // bytes are released undecoded. No consumer can do less with the same requests: its records/s is
 // what this broker and machine deliver to one connection, and every client's figure is shown as a
@@ -17,7 +18,7 @@
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
-import { BrokerPool, decodeResponseBody, LatencyWindow } from '@kwire/consumer/internals';
+import { BrokerPool, decodeResponseBody, FetchSizes, LatencyWindow, resolveConfig } from '@kwire/consumer/internals';
 import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
 import type { Connection, ResponseFrameLease } from '@kwire/consumer/internals';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
@@ -51,7 +52,21 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           const ends = new Map<number, bigint>();
           let records = 0;
           const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
-          const send = () => ({ sentAt: performance.now(), lease: conn.requestFrame<FetchRequest>(Fetch, fullFetch(options.topic, topicId, pendingNow(), offsets), { timeoutMs: 30_500 }) });
+          // What the consumer at its defaults would ask of each partition; `asked`: of the Fetch in flight.
+          const sizes = new FetchSizes(resolveConfig({ bootstrapServers: options.bootstrap }), () => true);
+          const asked = new Map<number, number>();
+          const send = () => {
+            const pending = pendingNow();
+            for (const p of pending) asked.set(p, sizes.sizeFor(String(p)));
+            return {
+              sentAt: performance.now(),
+              lease: conn.requestFrame<FetchRequest>(
+                Fetch,
+                fullFetch(options.topic, topicId, pending, offsets, (p) => asked.get(p)!),
+                { timeoutMs: 30_500 },
+              ),
+            };
+          };
           // The burning ceiling sends its next Fetch before it burns, as kwire sends its next one
           // before it decodes an answer (the early fetch); the others send after the scan.
           let early: ReturnType<typeof send> | null = null;
@@ -66,6 +81,8 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
             try {
               for (const { partition, records } of partitionsWithRecords(lease, ends)) {
                 const scan = scanRecordBatches(records);
+                const end = scan.batches > 0 ? scan.nextOffset : offsets.get(partition)!;
+                sizes.answered(String(partition), asked.get(partition)!, records.length, end < ends.get(partition)!);
                 if (scan.batches === 0) continue;
                 wireBytes += scan.wholeBytes;
                 toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;
@@ -163,10 +180,16 @@ export async function connectLeaders(pool: BrokerPool, topicName: string): Promi
 
 /**
  * A full (sessionless) Fetch of `partitions` from their offsets, with the Java consumer's default
- * sizes and wait: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB, fetch.min.bytes 1,
- * fetch.max.wait.ms 500.
+ * sizes and wait: fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB (or `sizeOf`'s),
+ * fetch.min.bytes 1, fetch.max.wait.ms 500.
  */
-export function fullFetch(topic: string, topicId: string, partitions: readonly number[], offsets: ReadonlyMap<number, bigint>): Input<FetchRequest> {
+export function fullFetch(
+  topic: string,
+  topicId: string,
+  partitions: readonly number[],
+  offsets: ReadonlyMap<number, bigint>,
+  sizeOf: (partition: number) => number = () => 1_048_576,
+): Input<FetchRequest> {
   return {
     replicaId: -1,
     maxWaitMs: 500,
@@ -179,7 +202,7 @@ export function fullFetch(topic: string, topicId: string, partitions: readonly n
       {
         topic,
         topicId,
-        partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1_048_576 })),
+        partitions: partitions.map((p) => ({ partition: p, currentLeaderEpoch: -1, fetchOffset: offsets.get(p)!, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: sizeOf(p) })),
       },
     ],
     forgottenTopicsData: [],
