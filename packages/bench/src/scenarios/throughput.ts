@@ -123,6 +123,9 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
   }
 }
 
+/** The longest a process of one pass (passPerProcess) may take. */
+const PASS_PROCESS_TIMEOUT_MS = 60_000;
+
 /**
  * A variant that cannot stop mid-topic and go on (ClientVariant.processPerPass): runPasses' loop
  * (warm-up by count and time, then the measured passes), each pass in a process of its own that
@@ -131,7 +134,10 @@ async function variantRuns(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: Cl
 async function passPerProcess(ctx: Ctx, v: ClientVariant, options: ClientOptions): Promise<{ passes: PassReport[] }> {
   const one = { ...options, warmupPasses: 0, warmupSeconds: 0, measuredPasses: 1 };
   const passes = await runPasses({ ...options, measuredPasses: options.measuredPasses ?? 1 }, async () => {
-    const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options: one, timeoutMs: 600_000 }).done) as unknown as { passes: PassReport[] };
+    // One pass of at most passSeconds and a connect: a process still there after a minute is hung
+    // (one of node-rdkafka's flowing-mode processes was, at 1KB-12p-zstd in the eleventh run, and
+    // the 10 minutes the general timeout let it have cost the run its time budget).
+    const out = (await spawnNodeClient({ node: ctx.node.path, client: v.program, options: one, timeoutMs: PASS_PROCESS_TIMEOUT_MS }).done) as unknown as { passes: PassReport[] };
     return out.passes[0] ?? ({ client: v.program, records: 0, error: 'the process reported no pass' } as ClientReport);
   });
   return { passes };
