@@ -13,10 +13,12 @@ export { coordinatorPartition, javaStringHashCode } from './group/coordinator.js
 
 // Configuration as the consumers resolve it (createConsumer and createShareConsumer do it).
 export { resolveConfig, JAVA_NAMES } from './config.js';
-
-// Each partition's Fetch size as the consumer adapts it (the bench's transport ceiling asks the same).
-export { FetchSizes, type FetchSizeConfig } from './fetch/fetch-sizes.js';
 export { resolveShareConfig } from './share/config.js';
+
+// Each partition's Fetch size as the consumer adapts it, and what the consumer's buffer pool keeps
+// (the bench's transport ceiling asks and keeps the same).
+export { FetchSizes, type FetchSizeConfig } from './fetch/fetch-sizes.js';
+export { retainedFor } from './shared-pool.js';
 
 // The classic group's partition assignors: the built-ins, their user-data codecs and the checks
 // (the root exports the Assignor types, for writing one's own).

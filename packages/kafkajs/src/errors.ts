@@ -13,12 +13,20 @@ import {
   UsageError,
   isKafkaError,
 } from '@kwire/consumer';
-import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSOffsetOutOfRange, KafkaJSRequestTimeoutError, KafkaJSSASLAuthenticationError } from './error-classes.js';
+import {
+  type KafkaJSConnectionClosedError,
+  KafkaJSConnectionError,
+  KafkaJSError,
+  KafkaJSNonRetriableError,
+  KafkaJSOffsetOutOfRange,
+  KafkaJSRequestTimeoutError,
+  KafkaJSSASLAuthenticationError,
+} from './error-classes.js';
 import { createErrorFromCode, upstream } from './upstream.js';
 
 export type KafkaJSErrorInstance = InstanceType<typeof upstream.KafkaJSError>;
-/** kafkajs's error constructors as they are at run time (its types omit the metadata argument of some). */
-type ErrorClass = new (e: Error | string, metadata?: Record<string, unknown>) => KafkaJSErrorInstance;
+/** kafkajs's error constructors as they are at run time (error-classes.ts; its types omit the metadata argument of some). */
+type ErrorClass = typeof KafkaJSConnectionClosedError;
 
 /** What kafkajs's retrier makes of an error it must not retry: a KafkaJSNonRetriableError with the error as cause. */
 export function nonRetriable(error: Error): KafkaJSErrorInstance {

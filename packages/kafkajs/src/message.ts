@@ -128,7 +128,7 @@ export function toMessages(batch: ConsumerBatch, withOffsets: boolean): { messag
         addHeader(headers, key, r.headerValueLength < 0 ? null : w.viewOf(r.headerValueOffset, r.headerValueLength));
       }
       const offsetNumber = r.offsetNumber;
-      let offsetString = '';
+      let offset: string;
       if (offsetNumber >= 1000) {
         if (offsetNumber >= thousandsTo || offsetNumber < thousandsFrom) {
           const t = Math.floor(offsetNumber / 1000);
@@ -136,8 +136,8 @@ export function toMessages(batch: ConsumerBatch, withOffsets: boolean): { messag
           thousandsTo = thousandsFrom + 1000;
           thousandsString = String(t);
         }
-        offsetString = thousandsString + LAST_DIGITS[offsetNumber - thousandsFrom];
-      }
+        offset = thousandsString + LAST_DIGITS[offsetNumber - thousandsFrom];
+      } else offset = Number.isNaN(offsetNumber) ? r.offset.toString() : String(offsetNumber);
       const ts = r.timestamp;
       if (ts !== lastTimestamp) {
         lastTimestamp = ts;
@@ -147,7 +147,7 @@ export function toMessages(batch: ConsumerBatch, withOffsets: boolean): { messag
         magicByte: w.magic,
         attributes: r.attributes,
         timestamp: lastTimestampString,
-        offset: offsetNumber < 1000 ? String(offsetNumber) : Number.isNaN(offsetNumber) ? r.offset.toString() : offsetString,
+        offset,
         key: r.keyLength < 0 ? null : w.viewOf(r.keyOffset, r.keyLength),
         value: r.valueLength < 0 ? null : w.viewOf(r.valueOffset, r.valueLength),
         headers,

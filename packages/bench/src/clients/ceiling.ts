@@ -18,7 +18,7 @@
 //
 // Verification: the count comes from the offsets (the fetch offsets must reach every partition's
 // high watermark and add up to the expected records); values are not decoded, so there is no checksum.
-import { BrokerPool, decodeResponseBody, FetchSizes, LatencyWindow, resolveConfig, SimpleFramePool } from '@kwire/consumer/internals';
+import { BrokerPool, decodeResponseBody, FetchSizes, LatencyWindow, resolveConfig, retainedFor, SimpleFramePool } from '@kwire/consumer/internals';
 import { Fetch, Metadata, readRecordBatches, scanRecordBatches, ZERO_UUID, type FetchRequest, type Input } from '@kwire/protocol';
 import type { Connection, ResponseFrameLease } from '@kwire/consumer/internals';
 import { now, Run, type ClientOptions, type ClientReport } from './common.js';
@@ -26,11 +26,14 @@ import { now, Run, type ClientOptions, type ClientReport } from './common.js';
 export async function ceilingClient(options: ClientOptions): Promise<ClientReport> {
   const run = new Run('ceiling', options);
   run.start();
-  // Frames as the consumer keeps them (its pool keeps up to 2 x maxBufferedBytes + 16 MiB): with
-  // grown sizes an answer of 12 partitions is up to 50 MiB, a 64 MiB buffer, and the connections'
-  // default pool (64 MiB in all) let such buffers go, so every answer was fresh memory (the 12
-  // partition ceilings of the eleventh run read 2.4-2.9x slower, system CPU 0.5 s a pass).
-  const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling', framePool: new SimpleFramePool({ maxRetainedBytes: 216 * 1048576 }) });
+  // The consumer at its defaults: the sizes it asks (one FetchSizes for every leader, as the
+  // fetcher's) and the frames it keeps. With grown sizes an answer of 12 partitions is up to 50 MiB,
+  // a 64 MiB buffer, and the connections' default pool (64 MiB in all) let such buffers go, so
+  // every answer was fresh memory (the 12 partition ceilings of the eleventh run read 2.4-2.9x
+  // slower, system CPU 0.5 s a pass).
+  const defaults = resolveConfig({ bootstrapServers: options.bootstrap });
+  const sizes = new FetchSizes(defaults, () => true);
+  const pool = new BrokerPool({ bootstrapServers: options.bootstrap, clientId: 'kwire-ceiling', framePool: new SimpleFramePool({ maxRetainedBytes: retainedFor(defaults.maxBufferedBytes) }) });
   let wireBytes = 0;
   let decompressedBytes = 0;
   const decompress = options.config?.decompress === true;
@@ -56,8 +59,7 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           const ends = new Map<number, bigint>();
           let records = 0;
           const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
-          // What the consumer at its defaults would ask of each partition; `asked`: of the Fetch in flight.
-          const sizes = new FetchSizes(resolveConfig({ bootstrapServers: options.bootstrap }), () => true);
+          // What each partition of the Fetch in flight was asked for.
           const asked = new Map<number, number>();
           const send = () => {
             const pending = pendingNow();
