@@ -61,9 +61,14 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
           const pendingNow = () => partitions.filter((p) => !ends.has(p) || offsets.get(p)! < ends.get(p)!);
           // What each partition of the Fetch in flight was asked for.
           const asked = new Map<number, number>();
+          let fetchAsked = 0;
           const send = () => {
             const pending = pendingNow();
-            for (const p of pending) asked.set(p, sizes.sizeFor(String(p)));
+            fetchAsked = 0;
+            for (const p of pending) {
+              asked.set(p, sizes.sizeFor(String(p)));
+              fetchAsked += asked.get(p)!;
+            }
             return {
               sentAt: performance.now(),
               lease: conn.requestFrame<FetchRequest>(
@@ -88,7 +93,7 @@ export async function ceilingClient(options: ClientOptions): Promise<ClientRepor
               for (const { partition, records } of partitionsWithRecords(lease, ends)) {
                 const scan = scanRecordBatches(records);
                 const end = scan.batches > 0 ? scan.nextOffset : offsets.get(partition)!;
-                sizes.answered(String(partition), asked.get(partition)!, records.length, end < ends.get(partition)!);
+                sizes.answered(String(partition), asked.get(partition)!, records.length, end < ends.get(partition)!, fetchAsked);
                 if (scan.batches === 0) continue;
                 wireBytes += scan.wholeBytes;
                 toBurn += (scan.wholeBytes / 1048576) * burnUsPerMiB;

@@ -16,11 +16,17 @@ export type FetchSizeConfig = Pick<
  * answers mean fewer round trips per byte for a backlog; a caught-up partition gains nothing from
  * them.
  *
- * Growth comes out of one allowance shared by every partition, half of fetch.max.bytes (or of
- * maxBufferedBytes, if smaller): together, grown partitions ask for at most that much beyond the
- * default, so however much backlog there is, the other half of a Fetch holds every partition's
- * default (the broker fills partitions in request order up to fetch.max.bytes; 25 partitions at
- * 1 MiB in 50 MiB). Caught-up partitions are fetched in a lane of their own (fetcher.ts), at the
+ * Growth is for a Fetch that asks for little: a partition grows only while its Fetch, with the
+ * step, asks for at most the ceiling in all (one partition to 4 MiB, two to 2 MiB each; four
+ * partitions at 1 MiB, none). Larger answers save round trips where one partition's round trips
+ * bound the read; with several partitions behind the answer is large already, and growing one of
+ * them only made the answer, its memory and its wait longer (analysis.md).
+ *
+ * Growth comes out of one allowance shared by every partition: what one partition needs to reach
+ * the ceiling, and at most half of fetch.max.bytes (or of maxBufferedBytes, if smaller). Together,
+ * grown partitions ask for at most that much beyond the default, so however much backlog there is,
+ * the rest of a Fetch holds every partition's default (the broker fills partitions in request order
+ * up to fetch.max.bytes; 47 partitions at 1 MiB beside one at 4 MiB in 50 MiB). Caught-up partitions are fetched in a lane of their own (fetcher.ts), at the
  * default; the allowance keeps a backlog from crowding out the partitions that are only a little
  * behind. Shared by all brokers rather than split per Fetch: a size then changes only by its own
  * partition's answers. A partition that cannot grow for want of allowance stays where it is;
@@ -53,7 +59,11 @@ export class FetchSizes {
     // With recordBuffers 'owned' every answer is fresh memory: larger answers cost more page faults
     // than the round trips they save (kwire-owned at 100 B: 5.8M records/s adapting, 9.7M fixed).
     this.ceiling = !adaptsFetchSizes(config) ? this.base : Math.max(this.base, Math.min(MAX_ADAPTIVE_PARTITION_FETCH_BYTES, Math.floor(config.maxBufferedBytesPerPartition / 4), config.fetchMaxBytes));
-    this.allowance = Math.floor(Math.min(config.fetchMaxBytes, config.maxBufferedBytes) / 2);
+    // One partition's growth to the ceiling, and never more than half of a Fetch or of the buffered
+    // bound. One partition at a time is where growth pays: with several partitions behind, a Fetch
+    // at their defaults is large already. More was measured to cost memory for nothing: half of
+    // fetch.max.bytes (25 MiB) let answers reach 37 MiB, 64 MiB pool buffers each (analysis.md).
+    this.allowance = Math.min(this.ceiling - this.base, Math.floor(Math.min(config.fetchMaxBytes, config.maxBufferedBytes) / 2));
   }
 
   /** Whether sizes adapt at all (the user left max.partition.fetch.bytes unset, and there is room to grow). */
@@ -69,9 +79,9 @@ export class FetchSizes {
   /**
    * A partition's answer without an error: `bytes` of records (all of them, a cut last batch
    * included) for `asked` asked; `behind`: its position after the answer is short of the high
-   * watermark.
+   * watermark; `fetchAsked`: what the whole Fetch asked for, every partition's size summed.
    */
-  answered(key: string, asked: number, bytes: number, behind: boolean): void {
+  answered(key: string, asked: number, bytes: number, behind: boolean, fetchAsked: number): void {
     if (!this.adaptive) return;
     const size = this.grown.get(key);
     if (bytes < asked || !behind) {
@@ -82,6 +92,8 @@ export class FetchSizes {
     const next = Math.min(current * 2, this.ceiling);
     const step = next - current;
     if (step <= 0) return;
+    // A Fetch of several partitions behind is large already: none grows past the ceiling in all.
+    if (fetchAsked + step > this.ceiling) return;
     if (step > this.allowance - this.taken) this.reclaim();
     // Whole steps only: sizes stay few and round (fewer session changes, easier to read in a trace).
     if (step > this.allowance - this.taken) return;

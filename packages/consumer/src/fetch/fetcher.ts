@@ -388,6 +388,8 @@ export class Fetcher {
       }
       let anyData = false;
       let answerBytes = 0;
+      let fetchAsked = 0;
+      for (const a of request.covered.values()) fetchAsked += a.partitionMaxBytes;
       for (const t of res.responses) {
         const name = version >= 13 ? metadata.topicNames.get(t.topicId) : t.topic;
         if (name === undefined) continue;
@@ -421,7 +423,7 @@ export class Fetcher {
           // Full (all bytes asked for, a cut last batch included) and still short of the high
           // watermark: behind, and its next Fetch may ask for more.
           const end = scan !== undefined && scan.batches > 0 ? scan.nextOffset : asked.fetchOffset;
-          this.fetchSizes.answered(key, asked.partitionMaxBytes, records?.length ?? 0, end < pd.highWatermark);
+          this.fetchSizes.answered(key, asked.partitionMaxBytes, records?.length ?? 0, end < pd.highWatermark, fetchAsked);
           if (records === null || scan === undefined || scan.batches === 0) continue;
           anyData = true;
           answerBytes += scan.wholeBytes;

@@ -17,10 +17,13 @@ function sizes(config: Record<string, unknown> = {}, stillFetched: (key: string)
   return new FetchSizes(resolveConfig({ bootstrapServers: '127.0.0.1:9092', ...config }), stillFetched);
 }
 
-/** A full answer for what `key` asks now, its position still short of the high watermark. */
-function grow(s: FetchSizes, key: string): number {
+/**
+ * A full answer for what `key` asks now, its position still short of the high watermark; alone in
+ * its Fetch unless `others` (what the Fetch's other partitions asked for) is given.
+ */
+function grow(s: FetchSizes, key: string, others = 0): number {
   const asked = s.sizeFor(key);
-  s.answered(key, asked, asked, true);
+  s.answered(key, asked, asked, true, asked + others);
   return s.sizeFor(key);
 }
 
@@ -52,7 +55,7 @@ test('full answers of a partition that is behind double its size, up to the cap'
   );
   // More than was asked (KIP-74's oversized first batch) is full too.
   const t = sizes();
-  t.answered('t\u00001', MiB, 3 * MiB, true);
+  t.answered('t\u00001', MiB, 3 * MiB, true, MiB);
   assert.is(t.sizeFor('t\u00001'), 2 * MiB);
   // Other partitions are not touched.
   assert.is(s.sizeFor('t\u00001'), MiB);
@@ -65,19 +68,19 @@ test('back to the default once caught up, after an answer that was not full, or 
   grow(s, key);
   assert.is(s.sizeFor(key), 4 * MiB);
   // Full, but it reached the high watermark: caught up.
-  s.answered(key, 4 * MiB, 4 * MiB, false);
+  s.answered(key, 4 * MiB, 4 * MiB, false, 4 * MiB);
   assert.is(s.sizeFor(key), MiB);
   assert.is(s.allowanceTaken, 0);
   grow(s, key);
   // Behind, but the broker had less than asked (a segment's end, fetch.max.bytes).
-  s.answered(key, 2 * MiB, 2 * MiB - 1, true);
+  s.answered(key, 2 * MiB, 2 * MiB - 1, true, 2 * MiB);
   assert.is(s.sizeFor(key), MiB);
   grow(s, key);
-  s.answered(key, 2 * MiB, 0, false);
+  s.answered(key, 2 * MiB, 0, false, 2 * MiB);
   assert.is(s.sizeFor(key), MiB);
   assert.is(s.allowanceTaken, 0);
   // Not full at the default: nothing changes.
-  s.answered(key, MiB, 10, false);
+  s.answered(key, MiB, 10, false, MiB);
   assert.is(s.sizeFor(key), MiB);
 });
 
@@ -94,33 +97,50 @@ test("an explicit max.partition.fetch.bytes is obeyed exactly, whatever the answ
     const s = sizes(config);
     assert.not.ok(s.adaptive);
     for (let i = 0; i < 5; i++) {
-      s.answered('t\u00000', asked, asked * 2, true);
+      s.answered('t\u00000', asked, asked * 2, true, asked);
       assert.is(s.sizeFor('t\u00000'), asked);
     }
     assert.is(s.allowanceTaken, 0);
   }
 });
 
-test('growth comes from a shared allowance: partitions at the default keep their room in a Fetch', () => {
-  // fetch.max.bytes 8 MiB: grown partitions may ask for 4 MiB beyond the default, together.
-  const s = sizes({ fetchMaxBytes: 8 * MiB });
+test('a Fetch of several partitions behind asks for no more than it did: growth stops at the ceiling in all', () => {
+  const s = sizes();
+  // Twelve partitions at 1 MiB in one Fetch: 12 MiB asked, none grows.
+  for (let i = 0; i < 12; i++) assert.is(grow(s, `p${i}`, 11 * MiB), MiB);
+  assert.is(s.allowanceTaken, 0);
+  // Two in one Fetch: 1 + 1 MiB, each may double (3 MiB with the step), not again (6 MiB).
+  assert.is(grow(s, 'a', MiB), 2 * MiB);
+  assert.is(grow(s, 'b', 2 * MiB), 2 * MiB, '2 + 1 + 1 MiB: the ceiling exactly');
+  assert.is(grow(s, 'a', 2 * MiB), 2 * MiB);
+  // b alone in a Fetch (a caught up, fetched in the other lane): it grows to the cap.
+  s.answered('a', 2 * MiB, MiB, false, 4 * MiB);
+  assert.is(grow(s, 'b'), MAX_ADAPTIVE_PARTITION_FETCH_BYTES);
+});
+
+test('growth comes from a shared allowance: one partition at the cap, partitions at the default keep their room', () => {
+  // At the defaults the allowance is one partition's way from 1 MiB to the cap: 3 MiB.
+  const s = sizes();
   assert.is(grow(s, 'a'), 2 * MiB);
-  assert.is(grow(s, 'a'), 4 * MiB);
   assert.is(grow(s, 'b'), 2 * MiB);
-  // The allowance is spent (3 + 1 MiB): b and c stay where they are, however full their answers.
-  assert.is(s.allowanceTaken, 4 * MiB);
-  assert.is(grow(s, 'b'), 2 * MiB);
-  assert.is(grow(s, 'c'), MiB);
-  // One Fetch with all of them and a live partition: every default fits in fetch.max.bytes.
-  const fetch = ['a', 'b', 'c', 'live'].map((k) => s.sizeFor(k));
-  assert.equal(fetch, [4 * MiB, 2 * MiB, MiB, MiB]);
-  assert.ok(fetch.reduce((x, y) => x + y) <= 8 * MiB);
-  // a catches up: its growth goes back, and c may grow.
-  s.answered('a', 4 * MiB, MiB, false);
-  assert.is(s.allowanceTaken, MiB);
+  assert.is(grow(s, 'a'), 2 * MiB, 'a step of 2 MiB with 1 MiB left: a stays');
   assert.is(grow(s, 'c'), 2 * MiB);
-  assert.is(grow(s, 'b'), 4 * MiB);
-  assert.is(s.allowanceTaken, 4 * MiB);
+  // The allowance is spent (1 + 1 + 1 MiB): b, c and d stay where they are, however full their answers.
+  assert.is(s.allowanceTaken, 3 * MiB);
+  assert.is(grow(s, 'b'), 2 * MiB);
+  assert.is(grow(s, 'd'), MiB);
+  const fetch = ['a', 'b', 'c', 'd', 'live'].map((k) => s.sizeFor(k));
+  assert.equal(fetch, [2 * MiB, 2 * MiB, 2 * MiB, MiB, MiB]);
+  // b and c catch up: their growth goes back, and a reaches the cap.
+  s.answered('b', 2 * MiB, MiB, false, 2 * MiB);
+  s.answered('c', 2 * MiB, 2 * MiB, false, 2 * MiB);
+  assert.is(s.allowanceTaken, MiB);
+  assert.is(grow(s, 'a'), MAX_ADAPTIVE_PARTITION_FETCH_BYTES);
+  assert.is(s.allowanceTaken, MAX_ADAPTIVE_PARTITION_FETCH_BYTES - MiB);
+  assert.is(grow(s, 'd'), MiB);
+  // fetch.max.bytes 4 MiB: half of it, 2 MiB, is less than the way to the cap.
+  const small = sizes({ fetchMaxBytes: 4 * MiB });
+  assert.equal([grow(small, 'a'), grow(small, 'b'), grow(small, 'c'), grow(small, 'a')], [2 * MiB, 2 * MiB, MiB, 2 * MiB]);
 });
 
 test('growth of a partition no longer fetched is reclaimed when the allowance runs out', () => {
@@ -160,15 +180,17 @@ test('any sequence of answers keeps every size within bounds and the allowance e
   const random = prng(32);
   const keys = Array.from({ length: 20 }, (_, i) => `t\u0000${i}`);
   const s = sizes({ fetchMaxBytes: 16 * MiB });
-  const allowance = 8 * MiB;
+  const allowance = MAX_ADAPTIVE_PARTITION_FETCH_BYTES - MiB;
   for (let i = 0; i < 20_000; i++) {
     const key = keys[Math.floor(random() * keys.length)]!;
     const asked = s.sizeFor(key);
     const r = random();
     // Mostly full answers of partitions behind: the allowance runs out and is given back often.
-    if (r < 0.7) s.answered(key, asked, asked, true);
-    else if (r < 0.85) s.answered(key, asked, Math.floor(random() * asked), true);
-    else s.answered(key, asked, asked, false);
+    // Alone in its Fetch, or beside partitions asking for up to 4 MiB more.
+    const fetchAsked = asked + (random() < 0.5 ? 0 : Math.floor(random() * 4) * MiB);
+    if (r < 0.7) s.answered(key, asked, asked, true, fetchAsked);
+    else if (r < 0.85) s.answered(key, asked, Math.floor(random() * asked), true, asked);
+    else s.answered(key, asked, asked, false, asked);
     let extra = 0;
     for (const k of keys) {
       const size = s.sizeFor(k);
