@@ -360,4 +360,29 @@ test('with max.partition.fetch.bytes set, every Fetch asks for exactly that', as
   );
 });
 
+test('a consumer at its defaults grows none of four backlogged partitions fetched together', async () => {
+  // Four partitions of 100 records of 32 KiB (3.2 MiB each), all behind, in one Fetch of 4 MiB:
+  // each answer comes back full, and none asks for more (without the rule each would double).
+  const cluster = await FakeCluster.start();
+  cluster.createTopic('t', 4, 0);
+  for (let p = 0; p < 4; p++) cluster.append('t', p, 100, () => KEY);
+  const seen = new Map<string, Exchange[]>();
+  cluster.broker.handlers[ApiKey.Fetch] = brokerLikeFetch(cluster, seen);
+  const c = createConsumer({ bootstrapServers: cluster.bootstrap, fetchMaxWaitMs: 50, retryBackoffMs: 20 });
+  try {
+    await c.assign([0, 1, 2, 3].map((partition) => ({ topic: 't', partition, offset: 0 })));
+    const it = c.records<unknown, unknown>()[Symbol.asyncIterator]();
+    for (let read = 0; read < 400; read++) await settlesWithin(it.next(), 10_000, 'the next record');
+  } finally {
+    await c.close({ timeoutMs: 2_000 });
+    await cluster.stop();
+  }
+  const all = [0, 1, 2, 3].flatMap((p) => seen.get(`t-${p}`) ?? []);
+  assert.ok(all.filter((e) => full(e) && e.behind).length >= 8, show(all));
+  assert.ok(
+    all.every((e) => e.asked === MiB),
+    show(all),
+  );
+});
+
 test.run();
