@@ -147,7 +147,7 @@ export async function kwireClient(options: ClientOptions): Promise<ClientReport>
           const hs = r.headers;
           let hh = 0;
           for (let j = 0; j < hs.length; j++) hh ^= headerHash(hs[j]!.key, hs[j]!.value);
-          run.full(r.value as Buffer | null, r.key as Buffer | null, hh, Number(r.offset), r.timestamp);
+          run.full(r.value as Buffer | null, r.key as Buffer | null, hh, r.offsetNumber, r.timestamp);
         }
       } else {
         for (let i = 0; i < n; i++) digest.add(records[i]!.value as Buffer | null);
