@@ -26,11 +26,12 @@ export type FetchSizeConfig = Pick<
  * the ceiling, and at most half of fetch.max.bytes (or of maxBufferedBytes, if smaller). Together,
  * grown partitions ask for at most that much beyond the default, so however much backlog there is,
  * the rest of a Fetch holds every partition's default (the broker fills partitions in request order
- * up to fetch.max.bytes; 47 partitions at 1 MiB beside one at 4 MiB in 50 MiB). Caught-up partitions are fetched in a lane of their own (fetcher.ts), at the
- * default; the allowance keeps a backlog from crowding out the partitions that are only a little
- * behind. Shared by all brokers rather than split per Fetch: a size then changes only by its own
- * partition's answers. A partition that cannot grow for want of allowance stays where it is;
- * growth of partitions no longer fetched (revoked, paused, failed) is reclaimed then.
+ * up to fetch.max.bytes; 47 partitions at 1 MiB beside one at 4 MiB in 50 MiB). Caught-up
+ * partitions are fetched in a lane of their own (fetcher.ts), at the default; the allowance keeps
+ * a backlog from crowding out the partitions that are only a little behind. Shared by all brokers
+ * rather than split per Fetch: a size then changes only by its own partition's answers. A
+ * partition that cannot grow for want of allowance stays where it is; growth of partitions no
+ * longer fetched (revoked, paused, failed) is reclaimed then.
  *
  * Sizes change only on answers with data (a partition whose fetch offset moved is in the next
  * incremental fetch session request anyway) or on the first empty answer after growth: sessions
