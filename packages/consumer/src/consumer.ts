@@ -459,6 +459,7 @@ export class Consumer<K = unknown, V = unknown> extends EventEmitter<ConsumerEve
       yieldIntervalMs: this.config.yieldIntervalMs,
       maxSpan: maxSpan(this.config.commitMetadataMaxBytes),
       stats: this.runStats,
+      mayStart: () => this.group?.mayDeliver() ?? true,
     });
     this.running = handle;
     // Ended by a 'stop' failure: run() may be called again.

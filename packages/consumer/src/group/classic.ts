@@ -389,6 +389,12 @@ export class ClassicMembership extends MembershipLifecycle {
     while (this.joining && !this.stopped) {
       await new Promise<void>((resolve) => setTimeout(resolve, config.heartbeatIntervalMs).unref());
       if (!this.joining || this.stopped || this.options.host.owned().length === 0) continue;
+      // Lapsed already (the process was frozen, or its loop blocked, past session.timeout.ms): an
+      // answer now proves the broker is up, not that this member is still in the group.
+      if (Date.now() - this.lastHeartbeatOk >= config.sessionTimeoutMs) {
+        await this.sessionExpired(this.lastHeartbeatOk);
+        return;
+      }
       const probedAt = Date.now();
       if (await coordinator.probe(Math.min(config.requestTimeoutMs, config.heartbeatIntervalMs))) {
         this.lastHeartbeatOk = probedAt;

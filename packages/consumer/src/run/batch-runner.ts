@@ -79,6 +79,13 @@ export class BatchRunner<K, V> implements RunHandle {
             for (const b of mine.splice(0)) b.giveBack();
             return;
           }
+          // A batch queued for this loop before a lapse of the group session (a frozen process
+          // waking) does not start: it goes back, with what is queued behind it.
+          if (next !== batch && !(this.context.mayStart?.() ?? true)) {
+            next.giveBack();
+            for (const b of mine.splice(0)) b.giveBack();
+            break;
+          }
           const ok = await this.handle(next as ConsumerBatch<K, V>, key);
           if (!ok) {
             // Given back: the queued batches come after it and are stale now.

@@ -306,6 +306,14 @@ export class RecordScheduler<K, V> implements RunHandle {
     this.feedHunger();
   }
 
+  /**
+   * Whether w's records may start now: its partition goes on (PartitionWork.live) and the group
+   * session has not lapsed (RunContext.mayStart). A record that may not start is given back.
+   */
+  private startable(w: PartitionWork): boolean {
+    return w.live && (this.context.mayStart?.() ?? true);
+  }
+
   private nextReady(): Item | undefined {
     while (this.readyHead < this.ready.length) {
       const item = this.ready[this.readyHead]!;
@@ -314,8 +322,8 @@ export class RecordScheduler<K, V> implements RunHandle {
         this.ready.splice(0, this.readyHead);
         this.readyHead = 0;
       }
-      if (item.work.live) return item;
-      // Its partition moved on: the record does not start (its batch goes back with the rest).
+      if (this.startable(item.work)) return item;
+      // Its partition moved on (or the session lapsed): the record does not start (its batch goes back with the rest).
       this.notStarted(item);
     }
     return undefined;
@@ -330,7 +338,7 @@ export class RecordScheduler<K, V> implements RunHandle {
         this.rr.splice(this.rrAt, 1);
         continue;
       }
-      if (!w.live) {
+      if (!this.startable(w)) {
         this.drain(w);
         continue;
       }
@@ -394,8 +402,8 @@ export class RecordScheduler<K, V> implements RunHandle {
     try {
       while (item !== undefined) {
         const w = item.work;
-        if (!w.live) {
-          // Paused, sought, revoked or lost since it was dispatched: it does not start.
+        if (!this.startable(w)) {
+          // Paused, sought, revoked or lost since it was dispatched, or the session lapsed: it does not start.
           this.notStarted(item);
           item = this.stopped ? undefined : (this.nextReady() ?? this.dispatchNext());
           continue;
@@ -427,7 +435,7 @@ export class RecordScheduler<K, V> implements RunHandle {
         // sockets. (Looked at every 16 records: once due, every slot steps out at its next look.)
         if (next !== undefined && (++handled & 15) === 0 && loopClock.due(this.context.yieldIntervalMs)) {
           await yieldToLoop();
-          if (this.stopped || !next.work.live) {
+          if (this.stopped || !this.startable(next.work)) {
             this.notStarted(next);
             if (this.stopped) return;
             next = this.nextReady() ?? this.dispatchNext();
@@ -589,7 +597,7 @@ export class RecordScheduler<K, V> implements RunHandle {
     item.retryTimer = setTimeout(() => {
       item.retryTimer = undefined;
       w.retrying.delete(item);
-      if (!w.live) {
+      if (!this.startable(w)) {
         this.releaseLane(item);
         this.notStarted(item);
         return;
@@ -635,7 +643,7 @@ export class RecordScheduler<K, V> implements RunHandle {
   }
 
   private sweep(): void {
-    for (const w of [...this.works.values()]) if (!w.live) this.drain(w);
+    for (const w of [...this.works.values()]) if (!this.startable(w)) this.drain(w);
     if (this.ready.length > this.readyHead || this.rr.length > 0) this.pump();
     else this.feedHunger();
     this.wakeStreams();

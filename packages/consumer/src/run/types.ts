@@ -110,6 +110,12 @@ export interface RunContext {
   maxSpan: number;
   /** Where the run's counters go (kept across runs). */
   stats?: RunStats;
+  /**
+   * False while the group session may have lapsed (no heartbeat succeeded for session.timeout.ms:
+   * a process frozen longer than that wakes with records in hand): nothing more starts until the
+   * membership has processed it. Records not started go back to their partitions. Absent: true.
+   */
+  mayStart?(): boolean;
 }
 
 /** A record (or a batch, with eachBatch) whose callback had not settled when the run was stopped. */
