@@ -81,7 +81,7 @@ export class BatchRunner<K, V> implements RunHandle {
           }
           // A batch queued for this loop before a lapse of the group session (a frozen process
           // waking) does not start: it goes back, with what is queued behind it.
-          if (next !== batch && !(this.context.mayStart?.() ?? true)) {
+          if (next !== batch && !this.context.mayStart()) {
             next.giveBack();
             for (const b of mine.splice(0)) b.giveBack();
             break;

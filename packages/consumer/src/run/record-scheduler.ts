@@ -311,7 +311,7 @@ export class RecordScheduler<K, V> implements RunHandle {
    * session has not lapsed (RunContext.mayStart). A record that may not start is given back.
    */
   private startable(w: PartitionWork): boolean {
-    return w.live && (this.context.mayStart?.() ?? true);
+    return w.live && this.context.mayStart();
   }
 
   private nextReady(): Item | undefined {

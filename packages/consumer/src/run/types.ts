@@ -113,9 +113,9 @@ export interface RunContext {
   /**
    * False while the group session may have lapsed (no heartbeat succeeded for session.timeout.ms:
    * a process frozen longer than that wakes with records in hand): nothing more starts until the
-   * membership has processed it. Records not started go back to their partitions. Absent: true.
+   * membership has processed it. Records not started go back to their partitions.
    */
-  mayStart?(): boolean;
+  mayStart(): boolean;
 }
 
 /** A record (or a batch, with eachBatch) whose callback had not settled when the run was stopped. */
