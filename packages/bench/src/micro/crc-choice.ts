@@ -1,11 +1,12 @@
 // CRC-32C for record batches: every implementation @kwire/protocol can use, on batch-sized
 // buffers: crc-32 (JavaScript, slice-by-16), @node-rs/crc32 (one chain of CRC32 instructions) and
-// kwire's addon (three interleaved chains, packages/protocol/native/crc32c.c).
+// kwire's addon (three interleaved chains, and carry-less folding where the CPU has VPCLMULQDQ:
+// packages/protocol/native/crc32c.c; 'kwire-scalar' is its chains alone).
 // Run: node packages/bench/dist/src/micro/crc-choice.js
 import { randomBytes } from 'node:crypto';
 import { crc32cImplementations } from '@kwire/protocol';
 
-const names: Record<string, string> = { js: 'crc-32 (JS)', native: '@node-rs/crc32', kwire: 'kwire addon' };
+const names: Record<string, string> = { js: 'crc-32 (JS)', native: '@node-rs/crc32', kwire: 'kwire addon', 'kwire-scalar': 'kwire, CRC32 only' };
 for (const size of [100, 1_024, 10_240, 16 * 1_024, 128 * 1_024, 1_048_576]) {
   const buf = randomBytes(size);
   const rates = new Map<string, number>();

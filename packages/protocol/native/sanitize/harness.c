@@ -9,8 +9,9 @@
  * inflated lengths) are decoded into outputs of random sizes and offsets, after a prefix that
  * back-references may reach. Every input and output lives in its own malloc of exactly its size,
  * so AddressSanitizer sees any read or write one byte past either. Raw inputs are decoded as
- * blocks too (hostile bytes). CRC-32C with the SSE4.2 lanes is checked against a bytewise
- * reference on random slices (every alignment, lengths across the lane thresholds).
+ * blocks too (hostile bytes). CRC-32C, both the SSE4.2 lanes and (where the CPU has it) the
+ * VPCLMULQDQ folding, is checked against a bytewise reference on random slices (every alignment,
+ * lengths across the lane and block thresholds).
  *
  * Usage: harness CORPUS SEED MUTATIONS. Prints one line of counts; exit 0 when all held (a
  * sanitizer report aborts with a non-zero status first).
@@ -27,6 +28,7 @@
 int64_t kwire_lz4_decode_block(const uint8_t *src, size_t s, size_t end, uint8_t *dst, size_t d, size_t d_end, size_t frame_start);
 int kwire_crc32c_init(void);
 uint32_t kwire_crc32c(const uint8_t *p, size_t n);
+uint32_t kwire_crc32c_scalar(const uint8_t *p, size_t n);
 
 static uint64_t rng_state;
 static uint64_t next(void) {
@@ -109,7 +111,8 @@ static void crc_slices(const uint8_t *p, size_t n, int rounds) {
     size_t len = below(n - from + 1);
     uint8_t *slice = copy_of(p + from, len);
     crc_cases++;
-    if (kwire_crc32c(slice, len) != crc_reference(slice, len)) {
+    uint32_t expected = crc_reference(slice, len);
+    if (kwire_crc32c(slice, len) != expected || kwire_crc32c_scalar(slice, len) != expected) {
       fprintf(stderr, "crc32c mismatch on %zu bytes at %zu\n", len, from);
       failures++;
     }

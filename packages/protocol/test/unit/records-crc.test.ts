@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { crc32c, crc32cImplementation, crc32cImplementations, crc32cJs } from '../../src/index.js';
@@ -18,11 +19,18 @@ test('the fastest implementation that loads is the one in use', () => {
   // compiler and Node's headers are present (they are on the project's machines): if this fails,
   // the fast path silently fell back.
   const forced = process.env.KWIRE_CRC32C;
-  if (forced === 'js' || forced === 'native') assert.is(crc32cImplementation, forced);
+  if (forced === 'js' || forced === 'native' || forced === 'kwire-scalar') assert.is(crc32cImplementation, forced);
   else if ('kwire' in crc32cImplementations) assert.is(crc32cImplementation, 'kwire');
   if (process.platform === 'linux' && process.arch === 'x64') {
     assert.ok('native' in crc32cImplementations, '@node-rs/crc32 loads');
     if (!process.env.KWIRE_SKIP_NATIVE) assert.ok('kwire' in crc32cImplementations, 'the addon was built by install (set KWIRE_SKIP_NATIVE to go without)');
+  }
+  // A CPU with AVX-512 and VPCLMULQDQ folds long buffers, and the CRC32-instruction path is listed
+  // on its own beside it (so that both are compared below).
+  if ('kwire' in crc32cImplementations && process.platform === 'linux' && process.arch === 'x64') {
+    const flags = /^flags\s*:(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.split(/\s+/) ?? [];
+    const vector = ['avx512f', 'avx512vl', 'avx512bw', 'vpclmulqdq'].every((f) => flags.includes(f));
+    assert.is('kwire-scalar' in crc32cImplementations, vector, `vector path expected: ${vector}`);
   }
 });
 
@@ -31,7 +39,8 @@ test('every implementation agrees with the definition: check value, sizes 0..240
   assert.ok(impls.length >= 1);
   assert.is(crc32c(Buffer.from('123456789')), 0xe3069283);
   for (const [name, f] of impls) assert.is(f(Buffer.from('123456789')), 0xe3069283, name);
-  // Past 3 x 256 bytes the addon runs three lanes joined by its shift tables; around every lane
+  // Past 3 x 256 bytes the addon runs three lanes joined by its shift tables, and from 256 bytes
+  // the vector path folds 256- and 64-byte blocks and ends in 8- and 1-byte steps: around every
   // boundary and at every alignment it must still agree.
   const pool = randomBytes(2400 + 64);
   for (let n = 0; n <= 2400; n += n < 300 ? 1 : 7) {
