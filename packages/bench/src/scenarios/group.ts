@@ -13,6 +13,12 @@ import { GROUP_CLIENTS } from '../plan.js';
 import type { RunRecord, ScenarioInfo } from '../report/types.js';
 import { availableClients, describe, failedRun, label, MIB, rotate, step, topicFor, type Ctx } from './context.js';
 
+/**
+ * A member's pass lasts seconds and it gives up after 60 s without records: one still running after
+ * 2 minutes has hung, and its run fails without spending the full run's 40-minute budget.
+ */
+const GROUP_RUN_MS = 120_000;
+
 export async function groupScenario(ctx: Ctx, s: ScenarioInfo): Promise<void> {
   const loaded = topicFor(ctx, s);
   const clients = availableClients(ctx, s, GROUP_CLIENTS);
@@ -57,7 +63,7 @@ async function groupRun(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, client: 
       node: ctx.node.path,
       client,
       options,
-      timeoutMs: 600_000,
+      timeoutMs: GROUP_RUN_MS,
       onMessage: (m) => {
         if (m.ev === 'loaded' && ++loadedCount === members) for (const c of children) c.send({ ev: 'go' });
         if (m.ev === 'progress') {
