@@ -3,7 +3,8 @@
 // concurrency buys), and the per-key order check. Loads its topic on first use (keyed over --keys
 // values, the value "key|seq").
 //   node dist/test/probes/run-probe.js --bootstrap B [--records 1000000] [--partitions 12] [--keys 2000]
-//     [--sleep-ms 0] [--max-concurrency 64] [--ordering partition] [--reps 3] [--topic NAME]
+//     [--sleep-ms 0] [--max-concurrency 64] [--ordering partition] [--reps 3] [--topic NAME] [--group]
+// --group: each pass a member of a fresh group (subscribe) instead of assign(), as services run it.
 import { createConsumer } from '@kwire/consumer';
 import { TestProducer } from '@kwire/testkit';
 import { parseArgs } from 'node:util';
@@ -21,6 +22,7 @@ const { values: a } = parseArgs({
     topic: { type: 'string' },
     /** Skip the per-key order check (its map of every key's last sequence), to see what kwire holds. */
     'no-check': { type: 'boolean', default: false },
+    group: { type: 'boolean', default: false },
   },
 });
 const bootstrap = a.bootstrap ?? process.env.KWIRE_BOOTSTRAP;
@@ -56,9 +58,12 @@ async function load(): Promise<void> {
   }
 }
 
-async function pass(): Promise<{ rate: number; violations: number; duplicates: number; maxRssMb: number }> {
-  const consumer = createConsumer({ bootstrapServers: bootstrap!, logger: { debug() {}, info() {}, warn: console.warn, error: console.error } });
-  consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })));
+async function pass(rep: number): Promise<{ rate: number; violations: number; duplicates: number; maxRssMb: number }> {
+  const logger = { debug() {}, info() {}, warn: console.warn, error: console.error };
+  const groupId = a.group ? `${topic}-g${process.pid}-${rep}` : undefined;
+  const consumer = createConsumer({ bootstrapServers: bootstrap!, logger, ...(groupId ? { groupId, autoOffsetReset: 'earliest' as const } : {}) });
+  if (groupId) await consumer.subscribe({ topics: [topic] });
+  else consumer.assign(Array.from({ length: partitions }, (_, partition) => ({ topic, partition, offset: 'earliest' as const })));
   let n = 0;
   let first = 0;
   let violations = 0;
@@ -100,13 +105,14 @@ async function pass(): Promise<{ rate: number; violations: number; duplicates: n
 
 await load();
 for (let i = 0; i < Number(a.reps); i++) {
-  const r = await pass();
+  const r = await pass(i);
   console.log(
     JSON.stringify({
       topic,
       sleepMs,
       maxConcurrency: a['max-concurrency'] ?? 'default',
       ordering: a.ordering ?? 'default',
+      group: a.group,
       rate: Math.round(r.rate),
       violations: r.violations,
       duplicates: r.duplicates,
