@@ -398,14 +398,19 @@ export class RecordScheduler<K, V> implements RunHandle {
   /** One slot: handles `item`, then the records that follow it here, until none may start. */
   private async slot(first: Item, n: number): Promise<void> {
     let item: Item | undefined = first;
+    // Whether item passed startable() in this synchronous stretch (nextReady and dispatchNext ask
+    // it; pump gave `first` that way): nothing can have changed since, so it is not asked again.
+    // The session check reads the clock, once per record at most.
+    let checked = true;
     let handled = 0;
     try {
       while (item !== undefined) {
         const w = item.work;
-        if (!this.startable(w)) {
+        if (!(checked ? w.live : this.startable(w))) {
           // Paused, sought, revoked or lost since it was dispatched, or the session lapsed: it does not start.
           this.notStarted(item);
           item = this.stopped ? undefined : (this.nextReady() ?? this.dispatchNext());
+          checked = true;
           continue;
         }
         w.running++;
@@ -429,6 +434,8 @@ export class RecordScheduler<K, V> implements RunHandle {
           if (next !== undefined) this.notStarted(next);
           return;
         }
+        // A record of the same key or partition (laneNext) was dispatched before and is asked at the top.
+        checked = next === undefined;
         if (next === undefined) next = this.nextReady() ?? this.dispatchNext();
         this.feedHunger();
         // Callbacks that settle at once would otherwise keep the event loop from its timers and
@@ -440,6 +447,7 @@ export class RecordScheduler<K, V> implements RunHandle {
             if (this.stopped) return;
             next = this.nextReady() ?? this.dispatchNext();
           }
+          checked = true;
         }
         item = next;
       }
