@@ -157,6 +157,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResults> {
       node: { orchestrator: process.versions.node, clients: node.version, path: node.path },
       broker: { version: target.dist.version.text, bootstrap: target.bootstrap, startedByBench: cluster !== undefined },
       mode: o.mode,
+      ...(o.heapMiB ? { heapMiB: o.heapMiB } : {}),
       startedAt: new Date(started).toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
       // Families that ran or could have: an opt-in experiment is listed only when asked for.

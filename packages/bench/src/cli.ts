@@ -37,6 +37,8 @@ const HELP = `kwire benchmark: kwire against kafkajs, @platformatic/kafka, node-
                         java,kcat,ceiling,ceiling-decompress, or e.g. platformatic@1MiB,rdkafka@flowing,java@4MiB
   --scenarios a,b       only these scenario ids (e.g. 100B-12p-none,latency-100B-1p; handler-io,handler-cpu:
                         issue 31's handler-bound family alone, about 4-5 minutes)
+  --heap-mib N          throughput scenarios: each Node client holds N MiB of live objects, as a
+                        service's heap does (what a full collection must mark; Java and kcat hold none)
   --cpu-prof            profile kwire (node --cpu-prof) on the scenarios of missed goals; into OUT/profiles
   --node PATH           the Node for the clients (default: Node 24 through npx)
   --micro               no broker: the micro-benchmarks of the hot functions (frame split, batch scan,
@@ -56,6 +58,7 @@ const { values } = parseArgs({
     clients: { type: 'string' },
     scenarios: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    'heap-mib': { type: 'string' },
     node: { type: 'string' },
     render: { type: 'string' },
     micro: { type: 'boolean', default: false },
@@ -82,6 +85,12 @@ if (values.micro) {
   process.exit(0);
 }
 
+const heapMiB = values['heap-mib'] === undefined ? undefined : Number(values['heap-mib']);
+if (heapMiB !== undefined && !(Number.isInteger(heapMiB) && heapMiB >= 1 && heapMiB <= 16_384)) {
+  process.stderr.write(`--heap-mib takes a whole number of MiB from 1 to 16384, got '${values['heap-mib']}'\n`);
+  process.exit(2);
+}
+
 const outDir = resolve(values.out ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'results'));
 const list = (s: string | undefined) =>
   s
@@ -104,6 +113,7 @@ if (values.render) {
     scenarios: list(values.scenarios),
     cpuProf: values['cpu-prof'],
     node: values.node,
+    ...(heapMiB ? { heapMiB } : {}),
   });
 }
 

@@ -15,6 +15,7 @@
 // benchmark's RSS soak); with a mode it is kwireClient, like the others.
 import type { ClientOptions, ClientReport } from './clients/common.js';
 import { runPasses } from './passes.js';
+import { holdHeap } from './service-heap.js';
 
 type Runner = (o: ClientOptions) => Promise<unknown>;
 const runners: Record<string, () => Promise<Runner>> = {
@@ -44,6 +45,8 @@ if (!load) {
   process.exit(2);
 }
 const runner = await load();
+// --heap-mib: the application's live heap, held from before the first pass to the end.
+if (options.heapMiB) holdHeap(options.heapMiB);
 if (options.measuredPasses) {
   const groupBase = options.groupId ?? `bench-${client}-${process.pid}-${Date.now().toString(36)}`;
   const passes = await runPasses({ ...options, measuredPasses: options.measuredPasses }, async (pass) => (await runner({ ...options, pass, groupId: `${groupBase}-p${pass}` })) as ClientReport);

@@ -65,6 +65,8 @@ export interface ClientOptions {
   touch?: 'value' | 'full';
   /** How the bench drives the library, beyond its configuration (e.g. node-rdkafka's consume style). */
   settings?: Record<string, unknown>;
+  /** A service's live heap: run-client holds this many MiB of objects for the whole process (--heap-mib; service-heap.ts). */
+  heapMiB?: number;
   /** Steady state (run-client.ts): passes over the topic in this process, each with a fresh consumer; the first `warmupPasses` are not reported as measured. */
   warmupPasses?: number;
   /** Warm-up passes go on until this many seconds have passed too (a fast client's 0.3 s pass does not warm a JIT): the steady state is reached by time, not by a count. */

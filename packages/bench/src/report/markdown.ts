@@ -53,6 +53,11 @@ export function markdownReport(results: BenchResults, analysis?: string): string
     `- Machine: ${m.cpus} cores (${m.model}), ${m.memoryGb} GiB, ${m.os} ${m.kernel}. The broker, the client under test and the bench share the cores.`,
     `- Node clients (kwire, kafkajs, @platformatic/kafka, node-rdkafka, the ceiling) run under Node ${results.node.clients}, each in a process of its own; the orchestrator under Node ${results.node.orchestrator}.`,
     `- Broker: Apache Kafka ${results.broker.version}, one KRaft node on loopback (${results.broker.startedByBench ? 'started by the bench' : `given with --bootstrap ${results.broker.bootstrap}`}).`,
+    ...(results.heapMiB
+      ? [
+          `- Service heap (--heap-mib ${results.heapMiB}): in the throughput scenarios each Node client held ${results.heapMiB} MiB of live objects for its whole process, as a service's heap does; the Java consumer and kcat held none.`,
+        ]
+      : []),
     `- Clients: ${results.clients.map((c) => `${c.label}${c.available ? '' : ` (skipped: ${c.reason ?? ''})`}`).join('; ')}.`,
     '',
   );

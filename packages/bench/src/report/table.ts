@@ -83,6 +83,7 @@ export function consoleReport(results: BenchResults): string {
   const rows = results.results;
   const tp = rows.filter((r) => r.kind === 'throughput');
   if (tp.length) {
+    if (results.heapMiB) out.push(`Each Node client held ${results.heapMiB} MiB of live heap (--heap-mib), as a service does; Java and kcat none.`);
     out.push(
       'Throughput (records/s and MiB/s of values over the fetch phase: partitions assigned to last record, as Java counts; medians of the measured passes after the warm-up ones (at least one, and in full runs at least 4 s of them; each pass of a full run 2 s or 1 GB); spread = (max - min) / median)',
     );

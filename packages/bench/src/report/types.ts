@@ -288,6 +288,8 @@ export interface BenchResults {
   node: { orchestrator: string; clients: string; path: string };
   broker: { version: string; bootstrap: string; startedByBench: boolean };
   mode: 'full' | 'quick';
+  /** --heap-mib: the live heap each Node client held in throughput scenarios (absent: none). */
+  heapMiB?: number;
   startedAt: string;
   durationSeconds: number;
   clients: { id: string; label: string; available: boolean; reason?: string }[];

@@ -22,6 +22,8 @@ export interface BenchOptions {
   scenarios?: string[];
   cpuProf: boolean;
   node?: string;
+  /** Throughput scenarios: each Node client holds this many MiB of live heap, as a service does (service-heap.ts). */
+  heapMiB?: number;
 }
 
 export const MIB = 1048576;

@@ -92,6 +92,7 @@ export function nodeOptions(ctx: Ctx, s: ScenarioInfo, loaded: LoadedTopic, v: C
     ...(s.passSeconds ? { passSeconds: s.passSeconds } : {}),
     ...(v.config ? { config: v.config } : {}),
     ...(settings ? { settings } : {}),
+    ...(ctx.o.heapMiB ? { heapMiB: ctx.o.heapMiB } : {}),
     ...(v.family === 'rdkafka' && ctx.rdkafka.dir ? { rdkafkaDir: ctx.rdkafka.dir } : {}),
   };
 }

@@ -241,6 +241,15 @@ test('console table, JSON, Markdown and SVG from a fixed result', () => {
   assert.not.match(svg, /[<>]\s*[<>]&(?!amp;|lt;|gt;|quot;)/);
 });
 
+test('--heap-mib: the report and the console say what heap each Node client held; without it, nothing', () => {
+  const plain = results();
+  assert.not.match(markdownReport(plain), /Service heap/);
+  assert.not.match(consoleReport(plain), /live heap/);
+  const held = { ...results(), heapMiB: 128 };
+  assert.match(markdownReport(held), /- Service heap \(--heap-mib 128\): in the throughput scenarios each Node client held 128 MiB of live objects/);
+  assert.match(consoleReport(held), /^Each Node client held 128 MiB of live heap \(--heap-mib\)/);
+});
+
 test('share groups: rows per member count, the kwire / Java ratio in the console and the Markdown', () => {
   const res = results();
   const x1 = res.results.filter((r) => r.scenario === 'share-x1');
