@@ -124,8 +124,7 @@ export function toMessages(batch: ConsumerBatch, withOffsets: boolean): { messag
       const headers: IHeaders = {};
       for (let h = 0; h < r.headerCount; h++) {
         r.header(h);
-        const key = r.data.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength);
-        addHeader(headers, key, r.headerValueLength < 0 ? null : w.viewOf(r.headerValueOffset, r.headerValueLength));
+        addHeader(headers, r.headerKeyString(), r.headerValueLength < 0 ? null : w.viewOf(r.headerValueOffset, r.headerValueLength));
       }
       const offsetNumber = r.offsetNumber;
       let offset: string;

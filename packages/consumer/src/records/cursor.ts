@@ -1,6 +1,6 @@
 // Reading a batch's records without an object per record: a cursor (BatchCursor) that moves one
 // record object (CursorRecord) along them.
-import { RecordReleasedError, type RecordBatch, type RecordHeader, type RecordPlace, type RecordView } from '@kwire/protocol';
+import { headerKey, RecordReleasedError, type RecordBatch, type RecordHeader, type RecordPlace, type RecordView } from '@kwire/protocol';
 import { CorruptRecordError } from '../errors.js';
 import type { ConsumerRecord } from './record.js';
 import { scratch } from './scratch.js';
@@ -25,7 +25,8 @@ export interface CursorOwner {
  *    null): e.g. `r.data.toString('utf8', r.valueOffset, r.valueOffset + r.valueLength)` makes
  *    only the string, `r.data[r.valueOffset]` reads a byte;
  *  - headerCount, and header(i), which sets headerKeyOffset/headerKeyLength and
- *    headerValueOffset/headerValueLength (-1 for null) for the i-th header.
+ *    headerValueOffset/headerValueLength (-1 for null) for the i-th header; headerKeyString(), its
+ *    key as a string, allocates only for a key not seen recently.
  * Allocating, as their names say: offset (a bigint), timestampBigInt, key and value (Buffer views),
  * keyString()/valueString(), headers (an array of header objects).
  *
@@ -121,6 +122,14 @@ export class CursorRecord implements RecordPlace {
   valueString(encoding: BufferEncoding = 'utf8'): string | null {
     const data = this.data;
     return this.valueLength < 0 ? null : data.toString(encoding, this.valueOffset, this.valueOffset + this.valueLength);
+  }
+
+  /**
+   * The key of the header header(i) moved to, as text (UTF-8). Keys repeat from record to record,
+   * so a short key seen recently is the same string again, made once (the table `headers` uses too).
+   */
+  headerKeyString(): string {
+    return headerKey(this.data, this.headerKeyOffset, this.headerKeyLength);
   }
 
   /** The headers as objects, in order (a new array on each call). */

@@ -78,6 +78,7 @@ function viaCursor(batch: ConsumerBatch, reuse?: BatchCursor): Seen[] {
     const headers: [string, string | null][] = [];
     for (let h = 0; h < r.headerCount; h++) {
       r.header(h);
+      assert.is(r.headerKeyString(), d.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength));
       headers.push([
         d.toString('utf8', r.headerKeyOffset, r.headerKeyOffset + r.headerKeyLength),
         r.headerValueLength < 0 ? null : d.toString('utf8', r.headerValueOffset, r.headerValueOffset + r.headerValueLength),
@@ -138,6 +139,35 @@ for (const compression of ['none', 'lz4'] as const) {
     assert.is(total, 21);
   });
 }
+
+test('headerKeyString: each header key as text, repeated or not, short or long, any UTF-8', () => {
+  const long = 'x-a-header-key-longer-than-thirty-two-bytes';
+  const keys = ['trace-id', 'content-type', '', 'ключ', '键', long, 'trace-id', 'Trace-id', 'trace-ie', long];
+  // Every record carries every key (in a rotated order), so each key is met again and again, and
+  // keys of one length and first byte meet in the table's slots.
+  const records: RecordInput[] = Array.from({ length: 40 }, (_, i) => ({
+    key: null,
+    value: `v${i}`,
+    timestamp: T0 + i,
+    headers: keys.map((_, j) => ({ key: keys[(i + j) % keys.length]!, value: `${i}.${j}` })),
+  }));
+  const batch = fetched(encodeRecordBatch(records, { baseOffset: 0 })).data.next(100)!;
+  const c = batch.cursor();
+  let n = 0;
+  for (let r = c.next(); r !== null; r = c.next(), n++) {
+    const got: string[] = [];
+    for (let h = 0; h < r.headerCount; h++) {
+      r.header(h);
+      got.push(r.headerKeyString());
+    }
+    assert.equal(
+      got,
+      keys.map((_, j) => keys[(n + j) % keys.length]),
+    );
+  }
+  assert.is(n, 40);
+  batch.release();
+});
 
 test('a position inside a compressed batch: the cursor starts at the position', () => {
   const { data } = fetched(wire([10], 'lz4'), 4n);
