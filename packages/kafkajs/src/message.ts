@@ -73,12 +73,20 @@ function contextOf(w: WireBatch): BatchContext {
   };
 }
 
-/** Adds a header as kafkajs does: the first value as is, a repeated key's values as an array. */
+/**
+ * Adds a header as kafkajs does: the first value as is, a repeated key's values as an array. Like
+ * kafkajs (which builds the object with `{ ...obj, [key]: ... }`), the lookup sees Object.prototype's
+ * members, so a first "toString" header is [that function, value] there and here; and a
+ * "__proto__" header is an own property, never the object's prototype.
+ */
 export function addHeader(headers: IHeaders, key: string, value: Buffer | null): void {
   const known = headers[key];
-  if (known === undefined) headers[key] = value as Buffer;
-  else if (Array.isArray(known)) known.push(value as Buffer);
-  else headers[key] = [known, value as Buffer];
+  if (Array.isArray(known) && Object.hasOwn(headers, key)) known.push(value as Buffer);
+  else {
+    const next = known === undefined ? (value as Buffer) : [known as Buffer, value as Buffer];
+    if (key === '__proto__') Object.defineProperty(headers, key, { value: next, writable: true, enumerable: true, configurable: true });
+    else headers[key] = next;
+  }
 }
 
 /** Headers in kwire's form (a list, in order) as kafkajs's object. */

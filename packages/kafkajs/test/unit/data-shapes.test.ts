@@ -58,6 +58,39 @@ test('headers: one value as a Buffer, a repeated key as an array in order, null 
   assert.equal(h, { k: [a, null] });
 });
 
+test("headers named like Object.prototype's members: as kafkajs makes them, the prototype untouched", () => {
+  const a = Buffer.from('a');
+  const b = Buffer.from('b');
+  const headers = headersObject([
+    { key: '__proto__', value: a },
+    { key: '__proto__', value: b },
+    { key: 'toString', value: a },
+    { key: 'plain', value: b },
+  ]);
+  // kafkajs 2.2.4's decoder: { ...obj, [key]: obj[key] === undefined ? value : ... [obj[key], value] }.
+  const kafkajs = [
+    ['__proto__', a],
+    ['__proto__', b],
+    ['toString', a],
+    ['plain', b],
+  ].reduce<Record<string, unknown>>(
+    (obj, [key, value]) => ({
+      ...obj,
+      [key as string]: obj[key as string] === undefined ? value : Array.isArray(obj[key as string]) ? (obj[key as string] as unknown[]).concat([value]) : [obj[key as string], value],
+    }),
+    {},
+  );
+  assert.equal(Object.keys(headers), Object.keys(kafkajs));
+  assert.equal(Object.keys(headers), ['__proto__', 'toString', 'plain']);
+  assert.is(Object.getPrototypeOf(headers), Object.prototype);
+  const own = (o: object, k: string) => Object.getOwnPropertyDescriptor(o, k)!.value as unknown[];
+  assert.equal(own(headers, '__proto__'), own(kafkajs, '__proto__'));
+  assert.equal(own(headers, '__proto__'), [Object.prototype, a, b]);
+  assert.equal(own(headers, 'toString'), [Object.prototype.toString, a]);
+  assert.equal(own(headers, 'toString'), own(kafkajs, 'toString'));
+  assert.ok(headers.plain === b);
+});
+
 const cases: { name: string; offsets: string[]; highWatermark: string }[] = [
   { name: 'a full batch', offsets: ['5', '6', '7'], highWatermark: '10' },
   { name: 'a batch at the end of the log', offsets: ['0', '1'], highWatermark: '2' },

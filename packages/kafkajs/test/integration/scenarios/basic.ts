@@ -192,7 +192,7 @@ export const basic: Scenario[] = [
     },
   },
   {
-    name: 'headers: single, repeated keys, empty, Buffer and string values',
+    name: "headers: single, repeated keys, empty, Buffer and string values, Object.prototype's names",
     topics: [1],
     async run(ctx) {
       await ctx.produce(0, 0, [
@@ -201,9 +201,11 @@ export const basic: Scenario[] = [
         { value: 'empty value', headers: { e: '' } },
         { value: 'buffer', headers: { bin: Buffer.from([1, 2, 3]), txt: 'é' } },
         { value: 'none' },
+        // Own properties named like Object.prototype's members (a computed key is an own property).
+        { value: 'member names', headers: { ['__proto__']: ['p', 'q'], toString: 't', constructor: 'c' } },
       ]);
       const c = ctx.consumer();
-      await consume(ctx, c, { topic: ctx.topics[0], fromBeginning: true }, { eachMessage: recording(ctx) }, 5);
+      await consume(ctx, c, { topic: ctx.topics[0], fromBeginning: true }, { eachMessage: recording(ctx) }, 6);
     },
   },
   {
