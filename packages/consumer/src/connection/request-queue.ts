@@ -273,13 +273,20 @@ export class RequestQueue {
   }
 
   private scheduleFlush(): void {
-    // Re-authentication flushes when it ends; only the throttle needs a timer.
+    // Re-authentication and a connection that becomes ready flush when they end; only the throttle
+    // needs a timer.
+    if (this.throttleTimer !== undefined) return;
     const wait = this.throttledUntil - Date.now();
-    if (wait <= 0 || this.throttleTimer !== undefined) return;
-    this.throttleTimer = setTimeout(() => {
-      this.throttleTimer = undefined;
-      this.flush();
-    }, wait);
+    // wait <= 0 with requests held: the throttle ran out between the caller's check and this one (a
+    // millisecond boundary), so nothing else would send them before their timeouts.
+    if (wait <= 0 && !this.canSend()) return;
+    this.throttleTimer = setTimeout(
+      () => {
+        this.throttleTimer = undefined;
+        this.flush();
+      },
+      Math.max(0, wait),
+    );
   }
 
   /**
