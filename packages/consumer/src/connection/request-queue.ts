@@ -164,14 +164,16 @@ export class RequestQueue {
       } catch (err) {
         return reject(err);
       }
-      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, deadline: Date.now() + timeoutMs, maxResponseBytes, timer: undefined, resolve, reject };
-      if (internal || (this.held.length === 0 && this.canSend())) this.send(p);
+      // One reading of the clock decides both whether to send and how long a throttle holds.
+      const now = Date.now();
+      const p: Pending = { api, version, correlationId, bytes, raw, internal, decode, timeoutMs, deadline: now + timeoutMs, maxResponseBytes, timer: undefined, resolve, reject };
+      if (internal || (this.held.length === 0 && this.canSend(now))) this.send(p);
       else {
         // Held back (throttled, re-authenticating): request.timeout.ms runs from now, not from
         // whenever the hold ends.
         p.timer = setTimeout(() => this.onHeldTimeout(p), timeoutMs);
         this.held.push(p);
-        this.scheduleFlush();
+        this.scheduleFlush(now);
       }
     });
   }
@@ -220,8 +222,9 @@ export class RequestQueue {
 
   /** Sends what the holds kept back, in order, while they allow. */
   flush(): void {
-    while (this.held.length > 0 && this.canSend()) this.send(this.held.shift()!);
-    if (this.held.length > 0) this.scheduleFlush();
+    const now = Date.now();
+    while (this.held.length > 0 && this.canSend(now)) this.send(this.held.shift()!);
+    if (this.held.length > 0) this.scheduleFlush(now);
   }
 
   /**
@@ -259,8 +262,8 @@ export class RequestQueue {
     return Math.min(ceiling, this.config.maxResponseBytes);
   }
 
-  private canSend(): boolean {
-    return this.host.sending() && !this.authHold && Date.now() >= this.throttledUntil;
+  private canSend(now: number): boolean {
+    return this.host.sending() && !this.authHold && now >= this.throttledUntil;
   }
 
   private send(p: Pending): void {
@@ -272,21 +275,19 @@ export class RequestQueue {
     this.host.write(p.bytes);
   }
 
-  private scheduleFlush(): void {
-    // Re-authentication and a connection that becomes ready flush when they end; only the throttle
-    // needs a timer.
-    if (this.throttleTimer !== undefined) return;
-    const wait = this.throttledUntil - Date.now();
-    // wait <= 0 with requests held: the throttle ran out between the caller's check and this one (a
-    // millisecond boundary), so nothing else would send them before their timeouts.
-    if (wait <= 0 && !this.canSend()) return;
-    this.throttleTimer = setTimeout(
-      () => {
-        this.throttleTimer = undefined;
-        this.flush();
-      },
-      Math.max(0, wait),
-    );
+  /**
+   * `now`: the clock reading at which the caller found it could not send. With a second reading
+   * here, a throttle ending between the two left the wait at 0, no timer, and the held requests
+   * unsent until their timeouts.
+   */
+  private scheduleFlush(now: number): void {
+    // Re-authentication flushes when it ends; only the throttle needs a timer.
+    const wait = this.throttledUntil - now;
+    if (wait <= 0 || this.throttleTimer !== undefined) return;
+    this.throttleTimer = setTimeout(() => {
+      this.throttleTimer = undefined;
+      this.flush();
+    }, wait);
   }
 
   /**
