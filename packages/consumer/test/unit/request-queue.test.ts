@@ -45,7 +45,7 @@ test('a request held by a throttle is sent when it ends, whichever millisecond t
   }
 });
 
-test('a request held by a re-authentication waits for it, without a timer spinning meanwhile', async () => {
+test('a request held by a re-authentication is sent only once it is released and flushed', async () => {
   const { q, written } = queue();
   q.holdForAuth();
   const answered = q.submit(Metadata, { topics: [] }, {});
