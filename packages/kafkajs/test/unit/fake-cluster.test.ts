@@ -102,6 +102,11 @@ test('eachBatch: the payload, resolveOffset with a throw commits what was resolv
   const firsts: string[] = [];
   let thrown = false;
   let payload: EachBatchPayload | undefined;
+  // The cluster records a commit when the request arrives; the consumer learns of it from the answer.
+  const commitsAnswered: string[] = [];
+  consumer.on(consumer.events.COMMIT_OFFSETS, (e) => {
+    for (const t of e.payload.topics) for (const p of t.partitions) commitsAnswered.push(p.offset);
+  });
   await consumer.subscribe({ topics: ['batches'], fromBeginning: true });
   await consumer.run({
     eachBatch: async (p) => {
@@ -120,6 +125,7 @@ test('eachBatch: the payload, resolveOffset with a throw commits what was resolv
   });
   await until('the batch again from 4', () => firsts.includes('4'), 20_000, 10);
   await until('all committed', () => cluster.committed.get('batches\u00000')?.offset === 10n, 10_000, 10);
+  await until('the commit of 10 answered', () => commitsAnswered.includes('10'), 10_000, 10);
   assert.is(firsts[0], '0');
   assert.ok(payload);
   assert.is(payload!.isRunning(), true);
