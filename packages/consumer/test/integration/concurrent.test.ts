@@ -653,7 +653,8 @@ test('close() with records in flight: waits for them, commits them; a handler th
 test("a second member joins mid-run (cooperative-sticky, ordering 'key'): every record once, nothing of a revoked partition starts after its revocation", async () => {
   // Two keys per partition: at most 8 records in flight, under maxConcurrency 64, so the member
   // takes batches (of 50) of every partition, and a revoked partition has records in hand, waiting
-  // for their key, when it goes (~3 s of work in all).
+  // for their key, when it goes (~5 s of work in all: a rebalance slower than that on a loaded
+  // machine would find A done with every partition it gives up).
   const PARTITIONS = 4;
   const PER = 1_000;
   const KEYS = 2;
@@ -696,7 +697,7 @@ test("a second member joins mid-run (cooperative-sticky, ordering 'key'): every 
       eachMessage: async ({ partition, message }) => {
         starts.push({ member: name, at: clock++, partition, offset: message.offset, key: message.key!, seq: Number(message.value) });
         flight.enter(partition, message.key);
-        await sleep(5);
+        await sleep(10);
         flight.leave(partition, message.key);
       },
     });

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTopic, useKafka, type TestKafka } from '@kwire/broker';
-import { TestProducer } from '@kwire/testkit';
+import { TestProducer, until } from '@kwire/testkit';
 
 const exec = promisify(execFile);
 const bin = process.env.KWIRE_CLI_BIN ?? join(dirname(fileURLToPath(import.meta.url)), '../../../bin/kwire.js');
@@ -87,9 +87,9 @@ function spawnKwire(...args: string[]) {
     out: () => stdout,
     err: () => stderr,
     async waitFor(what: () => boolean, ms = 20_000) {
-      const until = Date.now() + ms;
+      const deadline = Date.now() + ms;
       while (!what()) {
-        if (Date.now() > until) throw new Error(`timed out; stdout ${stdout.length} chars, stderr: ${stderr}`);
+        if (Date.now() > deadline) throw new Error(`timed out; stdout ${stdout.length} chars, stderr: ${stderr}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -204,11 +204,13 @@ test('a server that accepts and never answers: cannot reach the cluster within -
     // The timeout, a bounded close, and the exit: well under the 30 s of request.timeout.ms.
     assert.ok(r.ms < 6_000, `${r.ms} ms`);
     // Ctrl-C while it waits: no waiting out the timeout.
+    const accepted = sockets.size;
     const child = spawn(process.execPath, [bin, 'consume', '--bootstrap', `127.0.0.1:${port}`, '--topic', 'x', '--connect-timeout', '30000'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The CLI handles signals before it connects: once it has connected, Ctrl-C is its to handle.
+    await until('the CLI connected', () => sockets.size > accepted, 20_000, 20);
     const sentAt = Date.now();
     child.kill('SIGINT');
     assert.is(await exited, 130, stderr);
@@ -326,7 +328,7 @@ test('a start outside the log: the range is said, and where reading starts', asy
   assert.is(past.stdout, '');
   assert.match(past.stderr, new RegExp(`^kwire consume: ${topic}-0: offset 500 is past the end of the log \\(log start 0, end 3\\): starting at latest \\(auto.offset.reset\\), offset 3\\n`));
   assert.not.match(past.stderr, /-1/);
-  const earliest = await kwire('--topic', topic, '--partition', '0', '--from', '500', '--idle-exit-ms', '1500', '-X', 'auto.offset.reset=earliest');
+  const earliest = await kwire('--topic', topic, '--partition', '0', '--from', '500', '--idle-exit-ms', '4000', '-X', 'auto.offset.reset=earliest');
   assert.match(earliest.stderr, /starting at earliest \(auto.offset.reset\), offset 0/);
   assert.equal(offsets(earliest.stdout), ['0@0', '0@1', '0@2']);
   const none = await kwire('--topic', topic, '--partition', '0', '--from', '500', '-X', 'auto.offset.reset=none');

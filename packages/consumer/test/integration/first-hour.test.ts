@@ -183,8 +183,9 @@ test('close() with a handler that never resolves: run() settles, the record is r
   const settled = await Promise.race([running.then(() => 'settled'), sleep(2_000).then(() => 'pending')]);
   assert.is(settled, 'settled', 'run() settled with close()');
   assert.equal(result.inFlight, [{ topic, partition: 0, offset: 5n }]);
+  // By close() or, on a slow machine, by an auto-commit before it (then reported as already committed).
   assert.equal(
-    result.committed.map((o) => o.offset),
+    [...result.committed, ...result.alreadyCommitted].map((o) => o.offset),
     [5n],
     'the records before the hung one are committed, it is not',
   );

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Consumer, ConsumerBatch } from '../../src/index.js';
-import { kafkaSuite, within } from '@kwire/testkit';
+import { kafkaSuite, until, within } from '@kwire/testkit';
 
 const run = Date.now().toString(36);
 const topic = `times-${run}`;
@@ -66,7 +66,8 @@ test('assign and seek to a time: the partition starts at the first record at or 
   }
   c.seek({ topic, partition: 0 }, { timestamp: t0 + 3_600_000 });
   // Past every record: the end of the log; a record written now is the next one read.
-  await new Promise((r) => setTimeout(r, 500));
+  // Written once the seek has found the end (two ListOffsets: by time, then the latest offset).
+  await until('the seek to resolve to the end', () => c.position({ topic, partition: 0 }) === 10n, 30_000, 20);
   await env.producer.send(topic, 0, [{ value: 'new' }]);
   for await (const batch of within(c, 30_000, 'the record written after the seek')) {
     assert.is(batch.firstOffset, 10n);

@@ -292,7 +292,7 @@ test('a thread that fails outside a record (a stray timer of the module throws):
   await pool.close(1000);
 });
 
-test('2 threads run 2 records at once: two 200 ms busy handlers overlap and take ~200-300 ms, not 400', async () => {
+test('2 threads run 2 records at once: two 200 ms busy handlers overlap', async () => {
   const busy = moduleFile(
     'busy.mjs',
     `import { threadId } from 'node:worker_threads';
@@ -312,9 +312,9 @@ test('2 threads run 2 records at once: two 200 ms busy handlers overlap and take
   batch.release();
   await pool.close(1000);
   assert.is.not(a!.threadId, b!.threadId);
-  // Overlap is what proves it (it holds on a loaded machine too); the time is the figure to see.
-  assert.ok(a!.start < b!.end && b!.start < a!.end, `the two handlers did not overlap: ${JSON.stringify([a, b])}`);
-  assert.ok(took < 390, `two 200 ms handlers on 2 threads took ${took.toFixed(0)} ms`);
+  // Overlap is what proves it, and it holds on a loaded machine too, where a thread may start late
+  // and the total time says little.
+  assert.ok(a!.start < b!.end && b!.start < a!.end, `the two handlers did not overlap (${took.toFixed(0)} ms in all): ${JSON.stringify([a, b])}`);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

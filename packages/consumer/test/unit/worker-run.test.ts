@@ -43,7 +43,8 @@ test('the handler runs on worker threads, keys in order, a failure retried, ever
     const run = c.run({ worker: { module, threads: 2 }, maxConcurrency: 8, ordering: 'key' });
     delay.enable();
     const logged = () => (existsSync(process.env.KWIRE_TEST_LOG!) ? readFileSync(process.env.KWIRE_TEST_LOG!, 'utf8').trim().split('\n') : []);
-    await until('every record handled on the workers', () => logged().length === 400, 60_000, 20);
+    // A worker logs a record before its answer reaches the main thread: the commit below needs the answers.
+    await until('every record handled on the workers', () => logged().length === 400 && c.metrics().processing.finished === 400, 60_000, 20);
     delay.disable();
     const records = logged().map((l) => l.split(' '));
     assert.is(new Set(records.map((r) => `${r[0]}@${r[2]}`)).size, 400, 'each record once');
