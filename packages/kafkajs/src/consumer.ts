@@ -116,8 +116,11 @@ export class Consumer implements KafkaJSConsumer {
   private running = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
-  /** Seeks per partition: a batch taken before one is stale (kafkajs's isStale). */
-  private readonly seeks = new Map<string, number>();
+  /**
+   * Seeks per partition: a batch taken before one is stale (kafkajs's isStale). A counter object
+   * per partition, so that a batch reads its partition's count without a map lookup per message.
+   */
+  private readonly seeks = new Map<string, { count: number }>();
   /** The crash a run() failure decision made (the kafkajs error for it). */
   private pendingCrash: Error | undefined;
   private member: { memberId: string; generationId: number; leader: boolean; protocol: string } = { memberId: '', generationId: -1, leader: false, protocol: '' };
@@ -606,8 +609,9 @@ export class Consumer implements KafkaJSConsumer {
   private async handleBatch(kb: ConsumerBatch, config: RunConfig): Promise<void> {
     const { topic, partition } = kb;
     const key = tpKey(topic, partition);
-    const seeksAtStart = this.seeks.get(key) ?? 0;
-    const isStale = () => (this.seeks.get(key) ?? 0) !== seeksAtStart;
+    const seeks = this.seekCount(key);
+    const seeksAtStart = seeks.count;
+    const isStale = () => seeks.count !== seeksAtStart;
     const { messages, offsets } = toMessages(kb, config.eachMessage !== undefined);
     const batch = new Batch(topic, partition, kb.highWatermark.toString(), messages);
     const started = Date.now();
@@ -872,10 +876,19 @@ export class Consumer implements KafkaJSConsumer {
   /** Seeks kafkajs's consumers waiting for their partitions, by partition. */
   private readonly pendingSeeks = new Map<string, bigint>();
 
+  private seekCount(key: string): { count: number } {
+    let seeks = this.seeks.get(key);
+    if (!seeks) {
+      seeks = { count: 0 };
+      this.seeks.set(key, seeks);
+    }
+    return seeks;
+  }
+
   private seekNow(kw: KwireConsumer, tp: TopicPartition, o: bigint): void {
     const { topic, partition } = tp;
     const key = tpKey(topic, partition);
-    this.seeks.set(key, (this.seeks.get(key) ?? 0) + 1);
+    this.seekCount(key).count++;
     try {
       kw.seek(tp, o === -1n ? 'latest' : o === -2n ? 'earliest' : o);
     } catch (err) {
