@@ -61,22 +61,18 @@ test('headers: one value as a Buffer, a repeated key as an array in order, null 
 test("headers named like Object.prototype's members: as kafkajs makes them, the prototype untouched", () => {
   const a = Buffer.from('a');
   const b = Buffer.from('b');
-  const headers = headersObject([
+  const list = [
     { key: '__proto__', value: a },
     { key: '__proto__', value: b },
     { key: 'toString', value: a },
     { key: 'plain', value: b },
-  ]);
+  ];
+  const headers = headersObject(list);
   // kafkajs 2.2.4's decoder: { ...obj, [key]: obj[key] === undefined ? value : ... [obj[key], value] }.
-  const kafkajs = [
-    ['__proto__', a],
-    ['__proto__', b],
-    ['toString', a],
-    ['plain', b],
-  ].reduce<Record<string, unknown>>(
-    (obj, [key, value]) => ({
+  const kafkajs = list.reduce<Record<string, unknown>>(
+    (obj, { key, value }) => ({
       ...obj,
-      [key as string]: obj[key as string] === undefined ? value : Array.isArray(obj[key as string]) ? (obj[key as string] as unknown[]).concat([value]) : [obj[key as string], value],
+      [key]: obj[key] === undefined ? value : Array.isArray(obj[key]) ? (obj[key] as unknown[]).concat([value]) : [obj[key], value],
     }),
     {},
   );
